@@ -1,0 +1,30 @@
+# The README's two commands: `make test` and `make results`.
+# Both create .venv (Python 3.11 + pip only) when it is missing or older than
+# pyproject.toml, then run inside it. No conda needed.
+PYTHON ?= python3.11
+VENV   := .venv
+STAMP  := $(VENV)/.pacml-installed
+CORES  ?= all
+
+.PHONY: test results venv bench clean-venv
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (set PYTHON=/path/to/python3.11)"; exit 1; }
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --upgrade --quiet pip
+	$(VENV)/bin/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+test: $(STAMP)
+	$(VENV)/bin/python -m pytest
+
+results: $(STAMP)
+	$(VENV)/bin/snakemake --cores $(CORES)
+
+bench: $(STAMP)
+	$(VENV)/bin/python benchmarks/bench_sim.py
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,3 @@
+from pacml.cli import main
+
+raise SystemExit(main())

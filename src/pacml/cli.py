@@ -1,0 +1,109 @@
+"""The ``pacml`` command line: parse arguments, call one pacml function, print."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from pacml.errors import PacmlError
+
+
+def _add_config_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", metavar="FILE", help="YAML config (default: the paper's setting)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key, e.g. --set cluster.servers_per_rack=4 (repeatable)")
+
+
+def _cmd_graphs_import(args: argparse.Namespace) -> int:
+    from pacml.graphs.commands import import_pipedream_dir
+
+    for path in import_pipedream_dir(args.dir, args.out, args.steps):
+        print(path)
+    return 0
+
+
+def _cmd_graphs_summary(args: argparse.Namespace) -> int:
+    from pacml.graphs.commands import summary_table
+
+    table = summary_table(args.files, args.csv, args.steps)
+    print(table)
+    return 0
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from pacml.workflow_api import simulate
+
+    metrics = simulate(args.graphs, args.policy, args.dist, args.seed, args.config, args.overrides,
+                       args.out, args.checkpoint, args.records)
+    print(json.dumps({k: metrics[k] for k in ("blocking_rate", "jobs_arrived", "jobs_blocked", "mean_jct",
+                                              "mean_degree", "demand_throughput")}, indent=1))
+    return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from pacml.workflow_api import evaluate_policy
+
+    rows = evaluate_policy(args.graphs, args.policy, args.dist, args.seeds, args.config, args.overrides,
+                           args.out, args.checkpoint)
+    for r in rows:
+        print(f"{r['policy']} {r['dist']} seed={r['seed']} blocking_rate={r['blocking_rate']:.4f}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pacml", description="pacml: learn how much to partition deep-learning jobs on a RAMP optical cluster (PAC-ML).")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    graphs = sub.add_parser("graphs", help="import, profile and characterise job graphs")
+    gsub = graphs.add_subparsers(dest="graphs_command", required=True, metavar="SUBCOMMAND")
+    p = gsub.add_parser("import-pipedream", help="convert PipeDream graph.txt profiles to canonical JSON")
+    p.add_argument("dir", help="directory of PipeDream profiles (*.txt or */graph.txt)")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--steps", type=int, default=50, help="training steps per job (default 50)")
+    p.set_defaults(func=_cmd_graphs_import)
+    p = gsub.add_parser("summary", help="characterise graphs (ops, deps, depth, sequential JCT, memory)")
+    p.add_argument("files", nargs="+", help="graph files (.json or PipeDream .txt) or directories")
+    p.add_argument("--csv", help="write the table to this CSV file")
+    p.add_argument("--steps", type=int, default=None, help="override training steps per job")
+    p.set_defaults(func=_cmd_graphs_summary)
+
+    p = sub.add_parser("simulate", help="run one episode of a policy and write its metrics as JSON")
+    p.add_argument("--graphs", required=True, help="directory of graph files (.json or PipeDream .txt)")
+    p.add_argument("--policy", required=True, help="para_max, para_min, random, sequential, oracle, fixed-K, pacml")
+    p.add_argument("--dist", required=True, help="JCT-requirement distribution name (e.g. beta_a)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--checkpoint", help="agent checkpoint (policy pacml)")
+    p.add_argument("--out", required=True, help="output JSON file")
+    p.add_argument("--records", help="also write one CSV row per job here")
+    _add_config_args(p)
+    p.set_defaults(func=_cmd_simulate)
+
+    p = sub.add_parser("evaluate", help="evaluate a policy on test seeds and write tidy rows as JSON")
+    p.add_argument("--graphs", required=True, help="directory of graph files")
+    p.add_argument("--policy", required=True)
+    p.add_argument("--checkpoint", help="agent checkpoint (policy pacml)")
+    p.add_argument("--dist", required=True)
+    p.add_argument("--seeds", type=int, nargs="+", required=True)
+    p.add_argument("--out", required=True, help="output JSON file")
+    _add_config_args(p)
+    p.set_defaults(func=_cmd_evaluate)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except PacmlError as exc:
+        print(f"pacml: error: {exc}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as exc:
+        print(f"pacml: error: {exc.filename}: no such file or directory", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
+

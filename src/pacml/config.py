@@ -1,0 +1,352 @@
+"""One tree of frozen, typed dataclasses: the whole experiment's configuration.
+
+`load_config(path, overrides)` reads YAML, applies ``key.sub=value`` overrides and
+validates everything once; errors name the dotted key, the value and the file.
+Defaults are the paper's setting (``../shared/research/paper.md``, ``ddls.md``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pacml.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """RAMP topology: C communication groups x R racks x S servers, one A100 per server."""
+
+    communication_groups: int = 4
+    """C; also the number of transceivers per node (ddls.md 3.1)."""
+    racks_per_group: int = 4
+    """R; RAMP needs R <= C."""
+    servers_per_rack: int = 2
+    """S."""
+    node_bandwidth_bytes_per_s: float = 1.6e12
+    """Total bandwidth of one node (12.8 Tbps); a channel gets 1/C of it."""
+    propagation_latency_s: float = 50e-9
+    """One-hop propagation latency."""
+    io_latency_s: float = 100e-9
+    """Worker I/O latency, paid twice per transfer."""
+    worker_memory_bytes: float = 80e9
+    """A100 80 GB."""
+    max_degree: int = 16
+    """Largest partition degree an action may ask for (ddls max_partitions_per_op)."""
+    collective_bandwidth_per_channel_divided: bool = True
+    """ddls bug B11: the all-reduce model divides the (already per-channel) bandwidth by C
+    again. True reproduces the paper."""
+
+    @property
+    def num_workers(self) -> int:
+        return self.communication_groups * self.racks_per_group * self.servers_per_rack
+
+    @property
+    def channel_bandwidth_bytes_per_s(self) -> float:
+        return self.node_bandwidth_bytes_per_s / self.communication_groups
+
+
+@dataclass(frozen=True)
+class PartitionConfig:
+    """How an action (max degree a) becomes per-op degrees (ddls.md 2.1)."""
+
+    min_op_time_s: float = 1e-5
+    """The SiP-ML quantum q on the *physical* forward time of an op: an op of time t is split
+    into min(a, smallest even number >= t/q) pieces. ddls' 0.01 was in PipeDream ms,
+    i.e. 1e-5 s."""
+    paper_edge_sizes: bool = True
+    """Reproduce ddls B7/B8: partitioned dependency sizes derive from op memory
+    (activation + parameters) rather than the source's activation."""
+
+
+@dataclass(frozen=True)
+class BetaDistribution:
+    """A JCT-requirement distribution: beta = max acceptable JCT / sequential JCT."""
+
+    kind: Literal["uniform", "skewnorm"] = "uniform"
+    min: float = 0.1
+    max: float = 1.0
+    decimals: int = 2
+    skewness: float = 0.0
+    """Only for kind=skewnorm: scipy's shape parameter a (+5 skews mass to small beta)."""
+    samples: int = 50000
+    """Only for kind=skewnorm: samples drawn to build the PMF (ddls' recipe)."""
+    bins: int = 1000
+    """Only for kind=skewnorm: histogram bins of the PMF."""
+    label: str = ""
+    """Label used in figures (e.g. the paper's beta_A)."""
+
+
+def _paper_distributions() -> dict[str, BetaDistribution]:
+    return {
+        "beta_a": BetaDistribution("uniform", label="β_A (uniform)"),
+        "beta_b": BetaDistribution("skewnorm", skewness=5.0, label="β_B (skew +5)"),
+        "beta_c": BetaDistribution("skewnorm", skewness=0.0, label="β_C (skew 0)"),
+        "beta_d": BetaDistribution("skewnorm", skewness=-5.0, label="β_D (skew -5)"),
+    }
+
+
+@dataclass(frozen=True)
+class WorkloadConfig:
+    """Job arrivals, the job pool and the simulation clock."""
+
+    num_training_steps: int = 50
+    """Training steps per job; the JCT is one simulated step times this."""
+    compute_time_scale: float = 1000.0
+    """Multiplies every op's physical compute time on the simulation clock. 1000 is the
+    paper's setting (ddls bug B1: PipeDream ms on the same clock as communication in s, so
+    the network is 1000x cheaper than physical); 1 is physical."""
+    interarrival: Literal["fixed", "exponential"] = "fixed"
+    """Interarrival time distribution; the paper uses fixed."""
+    interarrival_s: float = 1000.0
+    """Mean interarrival time on the simulation clock (ignored when offered_load is set)."""
+    offered_load: float | None = None
+    """If set, interarrival_s = mean sequential JCT of the pool / (offered_load x workers).
+    The paper's 1000 s with PipeDream's graphs is an offered load of about 0.94."""
+    horizon_s: float = 1e6
+    """Simulated time of one episode; arrivals at 0, 1000, ..., 1e6 give 1001 jobs."""
+    replication_factor: int = 1000
+    """Copies of each graph in the pool, drawn without replacement and refilled."""
+    horizon_accounting: Literal["paper", "fixed"] = "paper"
+    """paper: jobs still running at the horizon count as blocked and the arrival at the
+    horizon counts as arrived but undecided (ddls B17). fixed: neither is counted."""
+
+
+PAPER_MODELS = ("alexnet", "gnmt", "resnet18", "squeezenet1_0", "vgg16")
+
+
+@dataclass(frozen=True)
+class GraphsConfig:
+    """Which job graphs make up the pool."""
+
+    source: Literal["builtin", "pipedream"] = "builtin"
+    """builtin: pacml's own deterministic profiles of the models; pipedream: read
+    PipeDream graph.txt profiles from pipedream_dir (the paper's exact graphs)."""
+    pipedream_dir: str = "../shared/pipedream_profiles"
+    """Directory of PipeDream profiles (*.txt or */graph.txt), for source=pipedream."""
+    models: tuple[str, ...] = PAPER_MODELS
+    """Models in the pool; an empty list takes every graph file in the directory."""
+
+
+@dataclass(frozen=True)
+class WorkflowConfig:
+    """What the Snakemake workflow runs (the workflow reads these; pacml validates them)."""
+
+    profile: str = "default"
+    distributions: tuple[str, ...] = ("beta_a", "beta_b", "beta_c", "beta_d")
+    train_seeds: tuple[int, ...] = (0, 1, 2)
+    test_seeds: tuple[int, ...] = (100, 101, 102)
+    baselines: tuple[str, ...] = ("para_max", "para_min", "random", "sequential", "oracle")
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole experiment."""
+
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    partition: PartitionConfig = field(default_factory=PartitionConfig)
+    workload: WorkloadConfig = field(default_factory=WorkloadConfig)
+    distributions: dict[str, BetaDistribution] = field(default_factory=_paper_distributions)
+    graphs: GraphsConfig = field(default_factory=GraphsConfig)
+    workflow: WorkflowConfig = field(default_factory=WorkflowConfig)
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Sections owned by other components (agent, ppo, graphs): kept verbatim, validated
+    by their owners via `section()`."""
+
+    def section(self, name: str, cls: type, source: str = "<config>") -> Any:
+        """Build the typed dataclass ``cls`` from the extra section ``name``."""
+        return _build(cls, self.extra.get(name, {}), name, source)
+
+
+# Sections validated by other modules; registered here so unknown top-level keys still fail.
+EXTRA_SECTIONS = ("agent", "ppo", "training", "evaluation", "tracking", "figures")
+
+
+def _check_ranges(cfg: Config, source: str) -> None:
+    c = cfg.cluster
+    for key in ("communication_groups", "racks_per_group", "servers_per_rack", "max_degree"):
+        if getattr(c, key) < 1:
+            raise ConfigError(f"cluster.{key}", getattr(c, key), "must be >= 1", source)
+    if c.racks_per_group > c.communication_groups:
+        raise ConfigError("cluster.racks_per_group", c.racks_per_group,
+                          f"RAMP needs racks_per_group <= communication_groups ({c.communication_groups})", source)
+    for key in ("node_bandwidth_bytes_per_s", "worker_memory_bytes"):
+        if not getattr(c, key) > 0:
+            raise ConfigError(f"cluster.{key}", getattr(c, key), "must be > 0", source)
+    for key in ("propagation_latency_s", "io_latency_s"):
+        if getattr(c, key) < 0:
+            raise ConfigError(f"cluster.{key}", getattr(c, key), "must be >= 0", source)
+    if not cfg.partition.min_op_time_s > 0:
+        raise ConfigError("partition.min_op_time_s", cfg.partition.min_op_time_s, "must be > 0", source)
+    w = cfg.workload
+    for key in ("num_training_steps", "replication_factor"):
+        if getattr(w, key) < 1:
+            raise ConfigError(f"workload.{key}", getattr(w, key), "must be >= 1", source)
+    for key in ("compute_time_scale", "interarrival_s", "horizon_s"):
+        if not getattr(w, key) > 0:
+            raise ConfigError(f"workload.{key}", getattr(w, key), "must be > 0", source)
+    if w.offered_load is not None and not w.offered_load > 0:
+        raise ConfigError("workload.offered_load", w.offered_load, "must be > 0 or null", source)
+    if not cfg.distributions:
+        raise ConfigError("distributions", {}, "define at least one distribution", source)
+    for name, d in cfg.distributions.items():
+        key = f"distributions.{name}"
+        if not 0 < d.min <= d.max <= 1:
+            raise ConfigError(f"{key}.min", (d.min, d.max), "need 0 < min <= max <= 1", source)
+        if d.decimals < 0:
+            raise ConfigError(f"{key}.decimals", d.decimals, "must be >= 0", source)
+        if d.samples < 1 or d.bins < 1:
+            raise ConfigError(f"{key}.samples", (d.samples, d.bins), "samples and bins must be >= 1", source)
+    for i, name in enumerate(cfg.workflow.distributions):
+        if name not in cfg.distributions:
+            raise ConfigError(f"workflow.distributions[{i}]", name,
+                              f"unknown distribution; defined: {sorted(cfg.distributions)}", source)
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", str(tp))
+
+
+def _coerce(tp: Any, value: Any, key: str, source: str) -> Any:
+    """Check ``value`` against the annotation ``tp``; return it in the annotated type."""
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        return _build(tp, value, key, source)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _coerce(arg, value, key, source)
+            except ConfigError:
+                continue
+        raise ConfigError(key, value, f"expected {' or '.join(_type_name(a) for a in args)}", source)
+    if origin is Literal:
+        allowed = typing.get_args(tp)
+        if value not in allowed:
+            raise ConfigError(key, value, f"must be one of {list(allowed)}", source)
+        return value
+    if origin is tuple:
+        (elem, _ellipsis) = typing.get_args(tp)
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(key, value, "expected a list", source)
+        return tuple(_coerce(elem, v, f"{key}[{i}]", source) for i, v in enumerate(value))
+    if origin is dict:
+        _k, vt = typing.get_args(tp)
+        if not isinstance(value, dict):
+            raise ConfigError(key, value, "expected a mapping", source)
+        return {str(k): _coerce(vt, v, f"{key}.{k}", source) for k, v in value.items()}
+    if tp is Any:
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(key, value, "expected true or false", source)
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(key, value, "expected an integer", source)
+        return value
+    if tp is float:
+        if isinstance(value, str):
+            # PyYAML reads 1e6 (no dot) as a string: accept plain numeric text
+            try:
+                value = float(value)
+            except ValueError:
+                pass
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(key, value, "expected a number", source)
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(key, value, "expected a string", source)
+        return value
+    raise TypeError(f"unsupported config annotation {tp!r} at {key}")  # a programming error
+
+
+def _build(cls: type, data: Any, prefix: str, source: str) -> Any:
+    if isinstance(data, cls):
+        return data
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(prefix or "<root>", data, "expected a mapping", source)
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    kwargs = {}
+    for k, v in data.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if k not in names:
+            raise ConfigError(key, v, f"unknown key; known keys here: {sorted(names)}", source)
+        kwargs[k] = _coerce(hints[k], v, key, source)
+    return cls(**kwargs)
+
+
+def _parse_override(text: str) -> tuple[list[str], Any]:
+    import yaml
+
+    if "=" not in text:
+        raise ConfigError(text, None, "an override must look like key.sub=value", "--set")
+    key, raw = text.split("=", 1)
+    return key.strip().split("."), yaml.safe_load(raw)
+
+
+def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> Config:
+    """Validate a plain mapping (e.g. Snakemake's ``config``) into a `Config`."""
+    data = dict(data or {})
+    extra = {k: data.pop(k) for k in list(data) if k in EXTRA_SECTIONS}
+    if "distributions" in data and isinstance(data["distributions"], dict):
+        # user distributions extend (and may replace) the paper's four
+        merged: dict[str, Any] = {k: dataclasses.asdict(v) for k, v in _paper_distributions().items()}
+        for k, v in data["distributions"].items():
+            merged[k] = {**merged.get(k, {}), **(v or {})} if isinstance(v, dict) else v
+        data["distributions"] = merged
+    cfg = _build(Config, data, "", source)
+    cfg = dataclasses.replace(cfg, extra=extra)
+    _check_ranges(cfg, source)
+    return cfg
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> Config:
+    """Read a YAML config (or the defaults), apply ``key.sub=value`` overrides, validate once."""
+    import yaml
+
+    source = str(path) if path is not None else "<defaults>"
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise ConfigError("<file>", str(path), f"cannot read: {exc.strerror}", source) from exc
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError("<file>", str(path), f"not valid YAML: {exc}", source) from exc
+        if not isinstance(data, dict):
+            raise ConfigError("<root>", data, "expected a mapping at the top level", source)
+    for text in overrides:
+        keys, value = _parse_override(text)
+        node = data
+        for k in keys[:-1]:
+            node = node.setdefault(k, {})
+            if not isinstance(node, dict):
+                raise ConfigError(".".join(keys), value, f"'{k}' is not a section", source)
+        node[keys[-1]] = value
+    if overrides:
+        source = f"{source} (with --set {' '.join(overrides)})"
+    return config_from_dict(data, source)
+
+
+def config_hash(cfg: Config) -> str:
+    """A short stable hash of the validated config (recorded with every run)."""
+    import hashlib
+    import json
+
+    blob = json.dumps(dataclasses.asdict(cfg), sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]

@@ -1,0 +1,38 @@
+"""Run policies over seeded episodes and collect tidy metric rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from pacml.policies.base import Policy
+from pacml.sim.engine import ClusterModel
+from pacml.sim.metrics import episode_metrics
+from pacml.sim.records import JobRecord
+
+
+def episode_rngs(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
+    """Independent generators for the environment and the policy of episode ``seed``."""
+    env_ss, policy_ss = np.random.SeedSequence(seed).spawn(2)
+    return np.random.default_rng(env_ss), np.random.default_rng(policy_ss)
+
+
+def run_episode(model: ClusterModel, policy: Policy, dist: str, seed: int) -> tuple[list[JobRecord], dict[str, float]]:
+    """One full episode of ``policy`` on distribution ``dist``; same seed, same numbers."""
+    env_rng, policy_rng = episode_rngs(seed)
+    episode = model.episode(dist, env_rng)
+    while not episode.done:
+        episode.step(policy.act(episode.decision, policy_rng))
+    w = model.cfg.workload
+    metrics = episode_metrics(episode.records, model.topology.num_workers, w.horizon_s, w.num_training_steps)
+    return episode.records, metrics
+
+
+def evaluate(model: ClusterModel, policy: Policy, dist: str, seeds: Sequence[int]) -> list[dict]:
+    """One tidy row per seed: dist, policy, seed and every metric."""
+    rows = []
+    for seed in seeds:
+        _, metrics = run_episode(model, policy, dist, seed)
+        rows.append({"dist": dist, "policy": policy.name, "seed": int(seed), **metrics})
+    return rows

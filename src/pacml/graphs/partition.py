@@ -1,0 +1,137 @@
+"""Split a job graph by a partition degree (ddls.md 2.1, 2.2). Pure and cacheable.
+
+Action a >= 1 gives every forward op of physical time t the degree
+``n = max(1, min(a, smallest even number >= t / q)))``; its backward twin gets the same.
+An op of degree n becomes n sub-ops, each with 1/n of its time and memory. Each
+dependency u -> v becomes the complete bipartite set of n_u x n_v sub-dependencies, and
+each split backward op gets directed "sync" dependencies between every ordered pair of
+its sub-ops (the weight all-reduce); sync dependencies must finish before the step ends
+but gate no op (ddls B5 fixed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pacml.graphs.opgraph import OpGraph
+
+
+def op_degrees(graph: OpGraph, action: int, min_op_time_s: float) -> np.ndarray:
+    """Degree of every op (forward and backward) for the action ``action`` >= 1."""
+    assert action >= 1, "action 0 places nothing"
+    n = graph.num_forward
+    t = graph.compute_time_s[:n]
+    # round() guards the ceiling against t/q landing a hair above an integer
+    pieces = np.ceil(np.round(t / min_op_time_s, 9))
+    even = 2 * np.ceil(pieces / 2)
+    fwd = np.maximum(1, np.minimum(action, even)).astype(np.int64)
+    out = np.concatenate([fwd, fwd])
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class PartitionedGraph:
+    """A job graph split by per-op degrees.
+
+    Sub-ops of op i are ``offset[i] .. offset[i+1]-1`` (sub-op j of op i is ``offset[i]+j``).
+    ``group`` tags each sub-dependency with the transfer group that may form a collective
+    (ddls.md 3.3): the split forward op whose sub-ops send it, else the split backward op
+    whose sub-ops receive it; -1 when neither; sync pairs are handled separately.
+    """
+
+    graph: OpGraph
+    action: int
+    degree: np.ndarray          # (n_ops,) per-op degree
+    offset: np.ndarray          # (n_ops+1,)
+    sub_op: np.ndarray          # (n_sub,) op index of each sub-op
+    sub_index: np.ndarray       # (n_sub,) j within its op
+    compute_time_s: np.ndarray  # (n_sub,) physical seconds
+    memory_bytes: np.ndarray    # (n_sub,)
+    src: np.ndarray             # (n_subdeps,) sub-op ids
+    dst: np.ndarray
+    size_bytes: np.ndarray
+    is_sync: np.ndarray         # (n_subdeps,) bool
+    group: np.ndarray           # (n_subdeps,) int
+
+    @property
+    def num_sub_ops(self) -> int:
+        return len(self.sub_op)
+
+    @property
+    def total_dep_size_bytes(self) -> float:
+        return float(self.size_bytes.sum())
+
+
+def partition(graph: OpGraph, action: int, min_op_time_s: float, paper_edge_sizes: bool = True) -> PartitionedGraph:
+    """Split ``graph`` for action ``action`` >= 1 (see module doc).
+
+    Sub-dependency sizes with ``paper_edge_sizes`` (ddls B7/B8, applied in ddls' order,
+    forward op f then its twin b, in op order): unsplit-to-unsplit carries the source op's
+    memory; otherwise, if the later-split endpoint is the destination v it carries
+    mem(u) / (n_u n_v), and if it is the source u, mem(v) / (n_u n_v). Without it, each
+    carries the original size / (n_u n_v). Sync dependencies carry the sub-op's memory.
+    """
+    degree = op_degrees(graph, action, min_op_time_s)
+    n_fwd = graph.num_forward
+    offset = np.concatenate([[0], np.cumsum(degree)]).astype(np.int64)
+    sub_op = np.repeat(np.arange(graph.num_ops), degree)
+    sub_index = np.arange(len(sub_op)) - offset[sub_op]
+    compute = graph.compute_time_s[sub_op] / degree[sub_op]
+    memory = graph.memory_bytes[sub_op] / degree[sub_op]
+    mem = graph.memory_bytes
+    # ddls splits in op order: forward op k at step 2k, its backward twin at 2k+1
+    op_ids = np.arange(graph.num_ops)
+    split_step = np.where(op_ids < n_fwd, 2 * op_ids, 2 * (op_ids - n_fwd) + 1)
+    split_step = np.where(degree > 1, split_step, -1)
+
+    srcs, dsts, sizes, syncs, groups = [], [], [], [], []
+    for e, (u, v) in enumerate(zip(graph.src.tolist(), graph.dst.tolist())):
+        nu, nv = int(degree[u]), int(degree[v])
+        if paper_edge_sizes:
+            if nu == 1 and nv == 1:
+                size = mem[u]
+            elif split_step[v] > split_step[u]:
+                size = mem[u] / (nu * nv)
+            else:
+                size = mem[v] / (nu * nv)
+        else:
+            size = graph.size_bytes[e] / (nu * nv)
+        su = np.repeat(np.arange(offset[u], offset[u + 1]), nv)
+        sv = np.tile(np.arange(offset[v], offset[v + 1]), nu)
+        if u < n_fwd and nu > 1:
+            grp = u                       # out-edges of a split forward op
+        elif v >= n_fwd and nv > 1:
+            grp = v                       # in-edges of a split backward op
+        else:
+            grp = -1
+        srcs.append(su)
+        dsts.append(sv)
+        sizes.append(np.full(len(su), size))
+        syncs.append(np.zeros(len(su), dtype=bool))
+        groups.append(np.full(len(su), grp, dtype=np.int64))
+    for b in range(n_fwd, graph.num_ops):
+        nb = int(degree[b])
+        if nb == 1:
+            continue
+        ids = np.arange(offset[b], offset[b + 1])
+        su, sv = np.meshgrid(ids, ids, indexing="ij")
+        keep = su != sv
+        srcs.append(su[keep])
+        dsts.append(sv[keep])
+        sizes.append(np.full(int(keep.sum()), mem[b] / nb))
+        syncs.append(np.ones(int(keep.sum()), dtype=bool))
+        groups.append(np.full(int(keep.sum()), -1, dtype=np.int64))
+    cat = (lambda xs, dt: np.concatenate(xs).astype(dt)) if srcs else (lambda xs, dt: np.zeros(0, dtype=dt))
+    arrays = dict(
+        degree=degree, offset=offset, sub_op=sub_op, sub_index=sub_index,
+        compute_time_s=compute, memory_bytes=memory,
+        src=cat(srcs, np.int64), dst=cat(dsts, np.int64), size_bytes=cat(sizes, np.float64),
+        is_sync=cat(syncs, bool), group=cat(groups, np.int64),
+    )
+    for a in arrays.values():
+        a.setflags(write=False)
+    return PartitionedGraph(graph=graph, action=action, **arrays)
+

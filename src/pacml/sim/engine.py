@@ -1,0 +1,280 @@
+"""The episode loop: jobs arrive, a policy picks each one's degree, jobs run and depart.
+
+Events are ordered by ``(time_s, priority, seq)``: a departure (priority 0) frees its
+servers before an arrival (priority 1) at the same instant decides. One decision per
+arrival; a job not placed at its arrival is blocked (no queue, as in ddls). The
+simulator never knows which policy decides: it hands out a `Decision` and takes a degree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pacml.cluster.placement import canonical_key, place
+from pacml.cluster.topology import RampTopology
+from pacml.config import Config
+from pacml.errors import InfeasibleClusterError
+from pacml.graphs.opgraph import OpGraph
+from pacml.graphs.partition import PartitionedGraph, partition
+from pacml.sim.jct import StepResult, simulate_step
+from pacml.sim.records import JobRecord
+from pacml.sim.workload import Arrivals, build_pmf, get_distribution, sample_arrivals
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """A job placed at a degree on some occupancy: its servers and simulated step."""
+
+    workers_mask: int
+    step: StepResult
+
+
+@dataclass(eq=False)
+class JctCache:
+    """Memoises partitions, placements and step simulations across episodes.
+
+    Keys: partitions by (graph, action); step results by (graph, action, canonical
+    placement); placement outcomes by (graph, action, free-server mask). An explicit
+    object, never module state: share one between episodes to keep it warm.
+    """
+
+    partitions: dict[tuple[int, int], PartitionedGraph] = field(default_factory=dict)
+    steps: dict[tuple[int, int, bytes], StepResult] = field(default_factory=dict)
+    placements: dict[tuple[int, int, int], Allocation | None] = field(default_factory=dict)
+    step_simulations: int = 0
+
+
+class ClusterModel:
+    """The static part of an experiment: graphs, cluster, config and the warm caches."""
+
+    def __init__(self, graphs: Sequence[OpGraph], cfg: Config, cache: JctCache | None = None):
+        if not graphs:
+            raise InfeasibleClusterError("no job graphs given")
+        self.graphs = tuple(graphs)
+        self.cfg = cfg
+        self.topology = RampTopology(cfg.cluster)
+        self.cache = cache if cache is not None else JctCache()
+        cap = cfg.cluster.worker_memory_bytes
+        for g in self.graphs:
+            worst = int(np.argmax(g.memory_bytes))
+            if g.memory_bytes[worst] > cap:
+                raise InfeasibleClusterError(
+                    f"graph {g.name!r}: op {g.op_names[worst]!r} needs {g.memory_bytes[worst]:.4g} B, more than "
+                    f"a worker's memory (cluster.worker_memory_bytes = {cap:.4g})")
+        w = cfg.workload
+        scale = w.compute_time_scale
+        self.sequential_jct_s = np.array([g.num_training_steps * g.step_time_s * scale for g in self.graphs])
+        self.job_bytes = np.array([g.memory_bytes.sum() + g.size_bytes.sum() for g in self.graphs])
+        if w.offered_load is not None:
+            self.interarrival_s = float(self.sequential_jct_s.mean() / (w.offered_load * self.topology.num_workers))
+        else:
+            self.interarrival_s = w.interarrival_s
+        self.max_degree = min(cfg.cluster.max_degree, self.topology.num_workers)
+        self.placeable = self.topology.placeable_degrees
+
+    @property
+    def offered_load(self) -> float:
+        """Mean sequential JCT / (interarrival x workers)."""
+        return float(self.sequential_jct_s.mean() / (self.interarrival_s * self.topology.num_workers))
+
+    def partitioned(self, g: int, action: int) -> PartitionedGraph:
+        key = (g, action)
+        pg = self.cache.partitions.get(key)
+        if pg is None:
+            p = self.cfg.partition
+            pg = partition(self.graphs[g], action, p.min_op_time_s, p.paper_edge_sizes)
+            self.cache.partitions[key] = pg
+        return pg
+
+    def allocate(self, g: int, action: int, free_mask: int) -> Allocation | None:
+        """Where job graph ``g`` would go at ``action`` on ``free_mask``, and its step time."""
+        key = (g, action, free_mask)
+        cache = self.cache.placements
+        if key in cache:
+            return cache[key]
+        pg = self.partitioned(g, action)
+        placement = place(pg, self.topology, free_mask)
+        if placement is None:
+            cache[key] = None
+            return None
+        skey = (g, action, canonical_key(placement, self.topology))
+        step = self.cache.steps.get(skey)
+        if step is None:
+            step = simulate_step(pg, placement, self.topology, self.cfg.workload.compute_time_scale)
+            self.cache.steps[skey] = step
+            self.cache.step_simulations += 1
+        alloc = Allocation(placement.workers_mask, step)
+        cache[key] = alloc
+        return alloc
+
+    def jct_s(self, alloc: Allocation, g: int) -> float:
+        return alloc.step.step_time_s * self.graphs[g].num_training_steps
+
+    def episode(self, dist: str, rng: np.random.Generator) -> Episode:
+        return Episode(self, dist, rng)
+
+
+@dataclass(frozen=True, eq=False)
+class Decision:
+    """What a policy sees when a job arrives."""
+
+    job_idx: int
+    time_s: float
+    graph_index: int
+    graph: OpGraph
+    beta: float
+    sequential_jct_s: float
+    """On the simulation clock."""
+    max_acceptable_jct_s: float
+    mask: np.ndarray
+    """(max_degree + 1,) bool: mask[a] says degree a may be chosen; mask[0] is always True."""
+    free_workers: int
+    num_workers: int
+    running_jobs: int
+    lookahead: Callable[[int], float | None]
+    """lookahead(a) -> the job's exact JCT at degree a on the current cluster, or None if it
+    cannot be placed. Pure: it changes nothing (the oracle baseline uses it)."""
+
+
+class Episode:
+    """One episode; drive it with `decision` / `step(action)` until `done`."""
+
+    def __init__(self, model: ClusterModel, dist: str, rng: np.random.Generator):
+        self.model = model
+        cfg = model.cfg
+        self.pmf = build_pmf(get_distribution(cfg.distributions, dist), rng)
+        self.arrivals: Arrivals = sample_arrivals(
+            cfg.workload, len(model.graphs), model.interarrival_s, self.pmf, rng)
+        self.horizon_s = cfg.workload.horizon_s
+        self.paper_accounting = cfg.workload.horizon_accounting == "paper"
+        self.free_mask = model.topology.all_mask
+        self._departures: list[tuple[float, int, int, int]] = []   # (time_s, priority, seq, job)
+        self._seq = itertools.count()
+        self._running: dict[int, JobRecord] = {}
+        self._job_masks: dict[int, int] = {}
+        self.records: list[JobRecord] = []
+        self._k = 0
+        self.decision: Decision | None = None
+        self._advance()
+
+    @property
+    def done(self) -> bool:
+        return self.decision is None
+
+    # ---- the loop ------------------------------------------------------------------------
+    def _depart_until(self, t: float) -> None:
+        while self._departures and self._departures[0][0] <= t:
+            _, _, _, job = heapq.heappop(self._departures)
+            rec = self._running.pop(job)
+            self.free_mask |= self._job_masks.pop(job)
+            self.records.append(_replace(rec, outcome="completed"))
+
+    def _advance(self) -> None:
+        arr = self.arrivals
+        self.decision = None
+        if self._k >= len(arr.time_s):
+            self._finish()
+            return
+        t = float(arr.time_s[self._k])
+        self._depart_until(t)
+        if t >= self.horizon_s:
+            self._finish()
+            return
+        self.decision = self._make_decision(self._k, t)
+
+    def _make_decision(self, k: int, t: float) -> Decision:
+        m = self.model
+        g = int(self.arrivals.graph[k])
+        beta = float(self.arrivals.beta[k])
+        seq = float(m.sequential_jct_s[g])
+        free = self.free_mask.bit_count()
+        mask = np.zeros(m.max_degree + 1, dtype=bool)
+        mask[0] = True
+        for a in m.placeable:
+            if a <= free:
+                mask[a] = True
+        free_mask = self.free_mask
+
+        def lookahead(a: int) -> float | None:
+            if not (0 < a < len(mask) and mask[a]):
+                return None
+            alloc = m.allocate(g, a, free_mask)
+            return None if alloc is None else m.jct_s(alloc, g)
+
+        return Decision(k, t, g, m.graphs[g], beta, seq, beta * seq, mask, free,
+                        m.topology.num_workers, len(self._running), lookahead)
+
+    def step(self, action: int) -> JobRecord:
+        """Apply the degree ``action`` to the current decision; return the job's record."""
+        d = self.decision
+        assert d is not None, "episode is done"
+        if not 0 <= action < len(d.mask):
+            raise ValueError(f"degree {action} is out of range 0..{len(d.mask) - 1}")
+        m = self.model
+        g = d.graph_index
+        base = JobRecord(
+            job_idx=d.job_idx, model=d.graph.name, arrival_s=d.time_s,
+            interarrival_s=float(self.arrivals.interarrival_s[d.job_idx]), beta=d.beta,
+            sequential_jct_s=d.sequential_jct_s, max_acceptable_jct_s=d.max_acceptable_jct_s,
+            job_bytes=float(m.job_bytes[g]), outcome="blocked", action=action)
+        cause = None
+        alloc = None
+        if action == 0:
+            cause = "rejected"
+        elif not d.mask[action]:
+            cause = "invalid"
+        else:
+            alloc = m.allocate(g, action, self.free_mask)
+            if alloc is None:
+                cause = "placement"
+            elif m.jct_s(alloc, g) > d.max_acceptable_jct_s:
+                cause = "jct"
+        if cause is not None:
+            rec = _replace(base, cause=cause)
+            self.records.append(rec)
+        else:
+            jct = m.jct_s(alloc, g)
+            pg = m.partitioned(g, action)
+            rec = _replace(base, outcome="running", jct_s=jct, finish_s=d.time_s + jct,
+                           num_workers=alloc.step.num_workers, utilisation=alloc.step.utilisation,
+                           partitioned_bytes=float(pg.memory_bytes.sum() + pg.total_dep_size_bytes))
+            self.free_mask &= ~alloc.workers_mask
+            self._running[d.job_idx] = rec
+            self._job_masks[d.job_idx] = alloc.workers_mask
+            heapq.heappush(self._departures, (d.time_s + jct, 0, next(self._seq), d.job_idx))
+        self._k += 1
+        self._advance()
+        return rec
+
+    def _finish(self) -> None:
+        self._depart_until(self.horizon_s)
+        for job in sorted(self._running):
+            rec = self._running[job]
+            if self.paper_accounting:
+                self.records.append(_replace(rec, outcome="blocked", cause="horizon"))
+            else:
+                self.records.append(rec)     # outcome "running"
+        self._running.clear()
+        if self.paper_accounting:
+            arr = self.arrivals
+            for k in range(self._k, len(arr.time_s)):
+                g = int(arr.graph[k])
+                seq = float(self.model.sequential_jct_s[g])
+                self.records.append(JobRecord(
+                    job_idx=k, model=self.model.graphs[g].name, arrival_s=float(arr.time_s[k]),
+                    interarrival_s=float(arr.interarrival_s[k]), beta=float(arr.beta[k]),
+                    sequential_jct_s=seq, max_acceptable_jct_s=float(arr.beta[k]) * seq,
+                    job_bytes=float(self.model.job_bytes[g]), outcome="undecided"))
+            self._k = len(arr.time_s)
+        self.records.sort(key=lambda r: r.job_idx)
+
+
+def _replace(rec: JobRecord, **changes) -> JobRecord:
+    return dataclasses.replace(rec, **changes)
+

@@ -1,0 +1,47 @@
+"""Shared fixtures. The PipeDream profiles live in ../shared (never copied into the project);
+tests that need them skip with a reason when it is absent (a user's clone)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pacml.graphs.opgraph import training_graph
+
+ROOT = Path(__file__).resolve().parents[1]
+PIPEDREAM_DIR = ROOT.parent / "shared" / "pipedream_profiles"
+PAPER_MODELS = ("alexnet", "gnmt", "resnet18", "squeezenet1_0", "vgg16")
+
+
+@pytest.fixture(scope="session")
+def pipedream_dir() -> Path:
+    if not PIPEDREAM_DIR.is_dir():
+        pytest.skip(f"PipeDream profiles not found at {PIPEDREAM_DIR} (../shared is absent in a user's clone)")
+    return PIPEDREAM_DIR
+
+
+@pytest.fixture(scope="session")
+def paper_graphs(pipedream_dir):
+    from pacml.graphs.io import load_graph_dir
+
+    return load_graph_dir(pipedream_dir, names=PAPER_MODELS)
+
+
+def two_layer_graph(steps: int = 50, act_a: float = 4e8, act_b: float = 8e8):
+    """Forward A -> B (1 ms, 2 ms), backward B' -> A' (4 ms, 3 ms), join B -> B'.
+
+    Activations act_a / act_b bytes, no parameters."""
+    return training_graph(
+        name="toy",
+        forward_names=["node1", "node2"],
+        descriptions=["A", "B"],
+        forward_time_s=np.array([1e-3, 2e-3]),
+        backward_time_s=np.array([3e-3, 4e-3]),
+        activation_bytes=np.array([act_a, act_b]),
+        parameter_bytes=np.array([0.0, 0.0]),
+        forward_edges=[(0, 1)],
+        last_forward=1,
+        num_training_steps=steps,
+    )

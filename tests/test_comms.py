@@ -1,0 +1,37 @@
+"""Transfer times, checked against numbers worked out by hand from ddls.md 3.3."""
+
+import pytest
+
+from pacml.cluster.comms import all_reduce_time_s, one_to_one_time_s
+from pacml.config import ClusterConfig
+
+CFG = ClusterConfig()  # 4e11 B/s per channel, 50 ns propagation, 100 ns I/O
+
+
+def test_one_to_one():
+    assert one_to_one_time_s(4e8, CFG) == pytest.approx(50e-9 + 200e-9 + 1e-3, rel=1e-15)
+    assert one_to_one_time_s(0, CFG) == 0.0
+
+
+def test_all_reduce_across_two_comm_groups():
+    # sub = [2, 1, 1, 1]: one step; message 2e8, eff = 4, per-tx 1e11 (B11)
+    # comm = 250e-9 + 2e8 / 4e11 = 5.0025e-4; comp = (1 * 2e8 / 2) / min(2e12 / 6, 130e12) = 3e-4
+    assert all_reduce_time_s(4e8, 2, 1, 1, CFG) == pytest.approx(2 * 5.0025e-4 + 3e-4, rel=1e-12)
+
+
+def test_all_reduce_over_a_16_block():
+    # the (4,4,1) block: G=4, racks=4, server index 1: sub = [4, 1, 4, 1]
+    # step 0: m = 4e8, eff = 4 // 3 = 1: comm 250e-9 + 4e-3; comp = (2 * 4e8 / 2) / 4e11 = 1e-3
+    # step 2: m = 1e8: comm 250e-9 + 1e-3; comp = (2 * 1e8 / 2) / 4e11 = 2.5e-4
+    expected = 2 * (4.00025e-3 + 1.00025e-3) + 1e-3 + 2.5e-4
+    assert all_reduce_time_s(1.6e9, 4, 4, 1, CFG) == pytest.approx(expected, rel=1e-12)
+
+
+def test_all_reduce_bandwidth_fix_halves_nothing_but_bandwidth():
+    fixed = ClusterConfig(collective_bandwidth_per_channel_divided=False)
+    # per-tx bandwidth 4e11 instead of 1e11: the transfer term shrinks 4x
+    assert all_reduce_time_s(4e8, 2, 1, 1, fixed) == pytest.approx(2 * (250e-9 + 2e8 / 16e11) + 3e-4, rel=1e-12)
+
+
+def test_single_server_collective_is_free_of_steps():
+    assert all_reduce_time_s(1e9, 1, 1, 1, CFG) == 0.0

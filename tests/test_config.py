@@ -1,0 +1,64 @@
+import pytest
+
+from pacml.config import Config, load_config
+from pacml.errors import ConfigError
+
+
+def test_defaults_are_the_paper_setting():
+    cfg = load_config()
+    assert cfg == Config()
+    assert cfg.cluster.num_workers == 32
+    assert cfg.cluster.channel_bandwidth_bytes_per_s == 4e11
+    assert cfg.workload.horizon_s == 1e6 and cfg.workload.interarrival_s == 1000
+    assert sorted(cfg.distributions) == ["beta_a", "beta_b", "beta_c", "beta_d"]
+
+
+def test_unknown_key_names_dotted_key_and_file(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("cluster:\n  rackz: 3\n")
+    with pytest.raises(ConfigError, match=r"cluster\.rackz") as exc:
+        load_config(f)
+    assert str(f) in str(exc.value)
+
+
+def test_wrong_type_names_key():
+    with pytest.raises(ConfigError, match=r"workload\.horizon_s"):
+        load_config(overrides=["workload.horizon_s=soon"])
+
+
+def test_zero_racks_rejected():
+    with pytest.raises(ConfigError, match=r"cluster\.racks_per_group"):
+        load_config(overrides=["cluster.racks_per_group=0"])
+
+
+def test_more_racks_than_groups_rejected():
+    with pytest.raises(ConfigError, match=r"cluster\.racks_per_group"):
+        load_config(overrides=["cluster.racks_per_group=8"])
+
+
+def test_bad_literal_rejected():
+    with pytest.raises(ConfigError, match=r"workload\.interarrival"):
+        load_config(overrides=["workload.interarrival=poisson"])
+
+
+def test_user_distribution_extends_the_paper_four(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("distributions:\n  strict:\n    kind: uniform\n    min: 0.1\n    max: 0.3\n")
+    cfg = load_config(f)
+    assert set(cfg.distributions) == {"beta_a", "beta_b", "beta_c", "beta_d", "strict"}
+    assert cfg.distributions["strict"].max == 0.3
+
+
+def test_bad_distribution_range_rejected():
+    with pytest.raises(ConfigError, match=r"distributions\.beta_a\.min"):
+        load_config(overrides=["distributions.beta_a.min=0"])
+
+
+def test_workflow_distribution_must_exist():
+    with pytest.raises(ConfigError, match=r"workflow\.distributions\[0\]"):
+        load_config(overrides=["workflow.distributions=[beta_z]"])
+
+
+def test_malformed_override():
+    with pytest.raises(ConfigError, match="key.sub=value"):
+        load_config(overrides=["cluster.racks_per_group"])

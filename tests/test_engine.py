@@ -1,0 +1,162 @@
+"""Episodes: blocking causes, horizon accounting, event order, determinism."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pacml.config import load_config
+from pacml.errors import InfeasibleClusterError, UnknownNameError
+from pacml.evaluation import run_episode
+from pacml.policies.base import make_policy
+from pacml.sim.engine import ClusterModel
+
+from conftest import PAPER_MODELS, two_layer_graph
+
+LAX = ["distributions.lax.kind=uniform", "distributions.lax.min=1.0", "distributions.lax.max=1.0"]
+HALF = ["distributions.half.kind=uniform", "distributions.half.min=0.5", "distributions.half.max=0.5"]
+
+
+def tiny(*overrides, C=1, R=1, S=2):
+    cfg = load_config(overrides=[f"cluster.communication_groups={C}", f"cluster.racks_per_group={R}",
+                                 f"cluster.servers_per_rack={S}", *LAX, *HALF, *overrides])
+    return ClusterModel([two_layer_graph()], cfg)
+
+
+def test_full_cluster_blocks_an_arrival_and_horizon_counts():
+    # toy job at degree 2 runs ~250 s and takes both servers; arrivals every 1 s until 10 s
+    m = tiny("workload.interarrival_s=1", "workload.horizon_s=10")
+    records, met = run_episode(m, make_policy("para_max"), "lax", 0)
+    assert [r.cause for r in records] == ["horizon"] + ["rejected"] * 9 + [None]
+    assert records[-1].outcome == "undecided"
+    assert met["jobs_arrived"] == 11 and met["jobs_blocked"] == 10
+    assert met["blocked_horizon"] == 1 and met["blocked_rejected"] == 9
+    assert met["blocking_rate"] == pytest.approx(10 / 11)
+    assert met["episode_return"] == 1 - 9
+
+
+def test_fixed_horizon_accounting_counts_neither():
+    m = tiny("workload.interarrival_s=1", "workload.horizon_s=10", "workload.horizon_accounting=fixed")
+    records, met = run_episode(m, make_policy("para_max"), "lax", 0)
+    assert met["jobs_arrived"] == 10 and met["jobs_blocked"] == 9
+    assert met["jobs_running_at_horizon"] == 1
+
+
+def test_job_blocked_by_its_requirement():
+    # sequential: JCT = 50 x 10 s = 500 s > 0.5 x 500 s
+    m = tiny("workload.interarrival_s=1000", "workload.horizon_s=999")
+    records, met = run_episode(m, make_policy("sequential"), "half", 0)
+    assert records[0].cause == "jct" and met["blocked_jct"] == 1
+    # degree 2 meets it: 50 x (5 s + transfers) <= 250 s? no: the transfers make it late
+    records, _ = run_episode(m, make_policy("fixed-2"), "half", 0)
+    assert records[0].cause == "jct" and records[0].action == 2
+
+
+def test_departure_frees_servers_before_a_simultaneous_arrival():
+    # one worker; the sequential toy job takes exactly 500 s, the next arrives at 500 s
+    m = tiny("workload.interarrival_s=500", "workload.horizon_s=1000", C=1, R=1, S=1)
+    records, met = run_episode(m, make_policy("sequential"), "lax", 0)
+    assert records[0].jct_s == 500.0 and records[0].outcome == "completed"
+    assert records[1].outcome == "completed" and records[1].arrival_s == 500.0
+    assert met["jobs_completed"] == 2
+
+
+def test_invalid_degree_is_blocked_not_crashed():
+    m = tiny("workload.interarrival_s=1000", "workload.horizon_s=999")
+    ep = m.episode("lax", __import__("numpy").random.default_rng(0))
+    rec = ep.step(2)
+    assert rec.outcome == "running"
+    with pytest.raises(ValueError, match="out of range"):
+        m.episode("lax", __import__("numpy").random.default_rng(0)).step(99)
+
+
+def test_op_larger_than_worker_memory_is_rejected():
+    cfg = load_config(overrides=["cluster.worker_memory_bytes=1e8"])
+    with pytest.raises(InfeasibleClusterError, match="node2.*worker_memory_bytes"):
+        ClusterModel([two_layer_graph(act_b=8e8)], cfg)
+
+
+def test_unknown_policy_and_distribution():
+    with pytest.raises(UnknownNameError, match="para_mx"):
+        make_policy("para_mx")
+    with pytest.raises(UnknownNameError, match="fixed-99"):
+        make_policy("fixed-99", max_degree=16)
+    m = tiny()
+    with pytest.raises(UnknownNameError, match="beta_z"):
+        run_episode(m, make_policy("para_max"), "beta_z", 0)
+
+
+def test_offered_load_sets_the_interarrival():
+    m = tiny("workload.offered_load=0.5")
+    assert m.offered_load == pytest.approx(0.5)
+    assert m.interarrival_s == pytest.approx(500.0 / (0.5 * 2))
+
+
+@pytest.fixture(scope="module")
+def paper_model(paper_graphs):
+    return ClusterModel(paper_graphs, load_config())
+
+
+def test_paper_episode_has_1001_arrivals_and_is_deterministic(paper_model):
+    r1, m1 = run_episode(paper_model, make_policy("random"), "beta_c", 3)
+    r2, m2 = run_episode(paper_model, make_policy("random"), "beta_c", 3)
+    assert m1["jobs_arrived"] == 1001
+    assert m1 == m2 and r1 == r2
+    _, m3 = run_episode(paper_model, make_policy("random"), "beta_c", 4)
+    assert m3 != m1
+
+
+def test_cold_and_warm_caches_agree(paper_graphs):
+    cold = ClusterModel(paper_graphs, load_config())
+    _, a = run_episode(cold, make_policy("oracle"), "beta_b", 1)
+    _, b = run_episode(cold, make_policy("oracle"), "beta_b", 1)
+    assert a == b
+
+
+@pytest.mark.parametrize("policy", ["para_max", "para_min", "random", "sequential", "oracle", "fixed-4"])
+def test_every_policy_and_distribution_runs_a_paper_episode(paper_model, policy):
+    for dist in ("beta_a", "beta_b", "beta_c", "beta_d"):
+        records, met = run_episode(paper_model, make_policy(policy), dist, 0)
+        assert met["jobs_arrived"] == 1001
+        assert met["jobs_blocked"] + met["jobs_completed"] + 1 == 1001  # + the undecided horizon arrival
+        if policy == "oracle":
+            assert met["blocked_jct"] == 0 and met["blocked_placement"] == 0
+
+
+def test_para_max_always_takes_16_on_paper_models(paper_model):
+    records, _ = run_episode(paper_model, make_policy("para_max"), "beta_a", 0)
+    assert {r.action for r in records if r.accepted} <= {16, 8, 6, 4, 2, 1}
+    assert sum(r.action == 16 for r in records if r.accepted) > 0.9 * sum(r.accepted for r in records)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), policy=st.sampled_from(["para_max", "para_min", "random", "oracle", "fixed-2"]),
+       horizon=st.integers(1, 40))
+def test_every_arrival_is_accounted_for_and_masks_are_feasible(paper_graphs, seed, policy, horizon):
+    cfg = load_config(overrides=[f"workload.horizon_s={horizon * 1000}"])
+    m = ClusterModel(paper_graphs, cfg)
+    import numpy as np
+
+    ep = m.episode("beta_a", np.random.default_rng(seed))
+    pol, rng = make_policy(policy), np.random.default_rng(seed)
+    while not ep.done:
+        d = ep.decision
+        before = ep.free_mask
+        assert d.free_workers == before.bit_count()
+        assert all(a <= d.free_workers for a in np.flatnonzero(d.mask) if a > 0)
+        for a in np.flatnonzero(d.mask[1:]) + 1:
+            d.lookahead(int(a))
+        assert ep.free_mask == before  # lookahead changes nothing
+        a = pol.act(d, rng)
+        assert a == 0 or d.mask[a]
+        ep.step(a)
+    outcomes = [r.outcome for r in ep.records]
+    assert len(outcomes) == horizon + 1
+    assert outcomes.count("undecided") == 1
+    assert set(outcomes) <= {"completed", "blocked", "undecided"}
+    assert [r.job_idx for r in ep.records] == list(range(horizon + 1))
+
+
+def test_paper_models_constant_is_the_config_default():
+    assert load_config().graphs.models == PAPER_MODELS

@@ -1,0 +1,124 @@
+"""One-step simulation on cases computed by hand (tests/conftest.py: two_layer_graph)."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from pacml.cluster.comms import all_reduce_time_s
+from pacml.cluster.placement import place
+from pacml.cluster.topology import RampTopology
+from pacml.config import ClusterConfig
+from pacml.graphs.opgraph import training_graph
+from pacml.graphs.partition import op_degrees, partition
+from pacml.sim.jct import simulate_step, transfer_times_s
+
+from conftest import two_layer_graph
+
+TOPO = RampTopology(ClusterConfig())
+Q = 1e-5
+
+
+def step(graph, a, scale=1000.0, free=None):
+    pg = partition(graph, a, Q)
+    pl = place(pg, TOPO, TOPO.all_mask if free is None else free)
+    return pg, pl, simulate_step(pg, pl, TOPO, scale)
+
+
+def test_chain_on_one_worker_is_the_sum_of_op_times():
+    _, pl, res = step(two_layer_graph(), 1)
+    assert pl.num_workers == 1 and pl.workers_mask == 1        # server (0,0,0)
+    assert res.step_time_s == pytest.approx(10.0, rel=1e-15)   # (1+2+3+4) ms x 1000
+    assert res.utilisation == pytest.approx(1.0)
+
+
+def test_chain_split_two_ways_with_its_transfers():
+    g = two_layer_graph(act_a=4e8, act_b=8e8)
+    pg, pl, res = step(g, 2)
+    # every op splits in 2 onto servers (0,0,0) and (1,0,0): a 2-server collective for every
+    # group. Sizes (ddls B7/B8, split order A, A', B, B'): A->B mem(A)/4 per sub-dep (4 of
+    # them, M = mem(A)); B->B' mem(B)/4 (M = mem(B)); B'->A' mem(A')/4 (M = mem(A)); sync
+    # pairs carry the sub-op memory both ways (M = mem(A) for A', mem(B) for B').
+    assert sorted(set(pl.sub_op_server.tolist())) == [0, TOPO.index(1, 0, 0)]
+    t_a = all_reduce_time_s(4e8, 2, 1, 1, TOPO.cfg)
+    t_b = all_reduce_time_s(8e8, 2, 1, 1, TOPO.cfg)
+    # A (0.5) -> T_a -> B (1.0) -> T_b -> B' (2.0) -> T_a -> A' (1.5) -> its sync T_a
+    assert res.step_time_s == pytest.approx(5.0 + 3 * t_a + t_b, rel=1e-12)
+    assert pl.num_workers == 2
+    assert res.utilisation == pytest.approx(10.0 / (2 * res.step_time_s))
+
+
+def test_one_to_one_when_split_meets_unsplit():
+    # B has zero time: degree 1, so A's split sub-ops send one-to-one to one server
+    g = training_graph("t", ["n1", "n2"], ["A", "B"], np.array([1e-3, 0.0]), np.array([1e-3, 0.0]),
+                       np.array([4e8, 1e6]), np.zeros(2), [(0, 1)], 1, 50)
+    pg = partition(g, 2, Q)
+    assert pg.degree.tolist() == [2, 1, 2, 1]
+    pl = place(pg, TOPO, TOPO.all_mask)
+    dur = transfer_times_s(pg, pl, TOPO)
+    cross = pl.sub_op_server[pg.src] != pl.sub_op_server[pg.dst]
+    cfg = TOPO.cfg
+    # A sub-op -> B: mem(B) / 2 (A split after... B never splits: A is the later split)
+    a_to_b = (pg.sub_op[pg.src] == 0) & (pg.sub_op[pg.dst] == 1)
+    assert pg.size_bytes[a_to_b].tolist() == [5e5, 5e5]
+    assert dur[a_to_b & cross].tolist() == [250e-9 + 5e5 / 4e11] * int((a_to_b & cross).sum())
+    assert np.all(dur[~cross] == 0)
+    assert cfg.channel_bandwidth_bytes_per_s == 4e11
+
+
+def test_degrees_follow_the_quantum_rule():
+    g = training_graph("t", ["a", "b", "c"], ["", "", ""], np.array([0.0, 0.5e-4, 1e-3]), np.zeros(3),
+                       np.ones(3), np.zeros(3), [(0, 1), (1, 2)], 2, 1)
+    # t/q = 0, 5, 100 -> smallest even >= : 0, 6, 100 -> min with a, at least 1
+    assert op_degrees(g, 16, Q)[:3].tolist() == [1, 6, 16]
+    assert op_degrees(g, 4, Q)[:3].tolist() == [1, 4, 4]
+    assert op_degrees(g, 1, Q)[:3].tolist() == [1, 1, 1]
+
+
+def test_partitioned_sizes_are_conserved_between_equal_splits():
+    g = two_layer_graph()
+    for a in (2, 4, 8, 16):
+        pg = partition(g, a, Q)
+        real = ~pg.is_sync
+        a_to_b = real & (pg.sub_op[pg.src] == 0) & (pg.sub_op[pg.dst] == 1)
+        assert pg.size_bytes[a_to_b].sum() == pytest.approx(4e8)
+        assert int(pg.is_sync.sum()) == 2 * a * (a - 1)
+
+
+def test_physical_scale_makes_the_network_matter():
+    g = two_layer_graph()
+    _, _, paper = step(g, 2, scale=1000.0)
+    _, _, phys = step(g, 2, scale=1.0)
+    comm = paper.step_time_s - 5.0
+    assert phys.step_time_s == pytest.approx(5e-3 + comm, rel=1e-9)
+
+
+def test_gnmt_takes_21_servers_at_16_and_10_at_8(paper_graphs):
+    gnmt = next(g for g in paper_graphs if g.name == "gnmt")
+    assert place(partition(gnmt, 16, Q), TOPO, TOPO.all_mask).num_workers == 21
+    assert place(partition(gnmt, 8, Q), TOPO, TOPO.all_mask).num_workers == 10
+    for g in paper_graphs:
+        if g.name != "gnmt":
+            for a in TOPO.placeable_degrees:
+                assert place(partition(g, a, Q), TOPO, TOPO.all_mask).num_workers == a
+
+
+def test_jct_is_close_to_sequential_over_degree(paper_graphs):
+    for g in paper_graphs:
+        seq = g.step_time_s * 1000
+        for a in (2, 4, 8):
+            _, _, res = step(g, a)
+            assert seq / a <= res.step_time_s < seq / a * 1.01 + 1e-9 or g.name == "gnmt"
+
+
+def test_step_simulation_is_deterministic(paper_graphs):
+    for g in paper_graphs:
+        assert step(g, 6)[2] == step(g, 6)[2]
+
+
+def test_occupied_cluster_moves_the_block():
+    g = two_layer_graph()
+    first = TOPO.blocks(2)[0][0]
+    pg, pl, _ = step(g, 2, free=TOPO.all_mask & ~first)
+    assert pl.workers_mask & first == 0
+    assert dataclasses.is_dataclass(pl)

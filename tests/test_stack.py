@@ -1,0 +1,33 @@
+"""Guards the version matrix: pacml, dgl and torch import together and DGL runs on the CPU."""
+
+import os
+
+os.environ.setdefault("DGLBACKEND", "pytorch")
+
+
+def test_pacml_dgl_torch_message_passing_step():
+    import dgl
+    import dgl.function as fn
+    import torch
+
+    import pacml
+
+    assert pacml.__version__
+    g = dgl.graph((torch.tensor([0, 1, 2]), torch.tensor([1, 2, 0])))
+    g.ndata["h"] = torch.tensor([[1.0], [2.0], [4.0]])
+    g.update_all(fn.copy_u("h", "m"), fn.mean("m", "h_new"))
+    # each node receives its single predecessor's value
+    assert g.ndata["h_new"].squeeze(1).tolist() == [4.0, 1.0, 2.0]
+    assert torch.__version__.startswith("2.2.1")
+    assert dgl.__version__ == "2.1.0"
+
+
+def test_importing_pacml_pulls_in_no_heavy_dependency():
+    import subprocess
+    import sys
+
+    code = ("import sys, pacml, pacml.sim.engine, pacml.policies.base, pacml.graphs, pacml.cli\n"
+            "heavy = [m for m in ('torch', 'dgl', 'mlflow', 'matplotlib') if m in sys.modules]\n"
+            "print(','.join(heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
