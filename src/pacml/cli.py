@@ -23,6 +23,14 @@ def _cmd_graphs_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_graphs_profile(args: argparse.Namespace) -> int:
+    from pacml.graphs.commands import profile_models
+
+    for path in profile_models(args.models, args.out, args.steps):
+        print(path)
+    return 0
+
+
 def _cmd_graphs_summary(args: argparse.Namespace) -> int:
     from pacml.graphs.commands import summary_table
 
@@ -62,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--steps", type=int, default=50, help="training steps per job (default 50)")
     p.set_defaults(func=_cmd_graphs_import)
+    p = gsub.add_parser("profile", help="write built-in profiles (alexnet, gnmt, resnet18, squeezenet1_0, vgg16)")
+    p.add_argument("models", nargs="+", help="model names, or 'all'")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--steps", type=int, default=50, help="training steps per job (default 50)")
+    p.set_defaults(func=_cmd_graphs_profile)
     p = gsub.add_parser("summary", help="characterise graphs (ops, deps, depth, sequential JCT, memory)")
     p.add_argument("files", nargs="+", help="graph files (.json or PipeDream .txt) or directories")
     p.add_argument("--csv", help="write the table to this CSV file")

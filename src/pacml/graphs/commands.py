@@ -44,6 +44,21 @@ def import_pipedream_dir(directory: str | Path, out: str | Path, num_training_st
     return written
 
 
+def profile_models(models: list[str] | tuple[str, ...], out: str | Path, num_training_steps: int = 50) -> list[Path]:
+    """Write the built-in profiles of ``models`` ('all' for the five) as canonical JSON."""
+    from pacml.graphs.profiler import BUILTIN_MODELS, profile_model
+
+    names = BUILTIN_MODELS if list(models) == ["all"] else tuple(models)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in names:
+        target = out / f"{name}.json"
+        write_graph(profile_model(name, num_training_steps), target)
+        written.append(target)
+    return written
+
+
 def _expand(paths: list[str] | list[Path]) -> list[Path]:
     out: list[Path] = []
     for p in map(Path, paths):
