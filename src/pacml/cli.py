@@ -49,6 +49,15 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train(args: argparse.Namespace) -> int:
+    from pacml.workflow_api import train
+
+    summary = train(args.graphs, args.dist, args.seed, args.config, args.overrides, args.out)
+    print(f"best validation blocking rate {summary['best_blocking_rate']:.4f} at update {summary['best_update']} "
+          f"({summary['global_step']} steps, {summary['wall_s']:.0f} s); checkpoints in {args.out}")
+    return 0
+
+
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from pacml.workflow_api import evaluate_policy
 
@@ -91,6 +100,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--records", help="also write one CSV row per job here")
     _add_config_args(p)
     p.set_defaults(func=_cmd_simulate)
+
+    p = sub.add_parser("train", help="train a PAC-ML agent with masked PPO on one distribution")
+    p.add_argument("--graphs", required=True, help="directory of graph files")
+    p.add_argument("--dist", required=True)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="output directory (best.pt, last.pt, curve.json); "
+                   "an existing last.pt is resumed")
+    _add_config_args(p)
+    p.set_defaults(func=_cmd_train)
 
     p = sub.add_parser("evaluate", help="evaluate a policy on test seeds and write tidy rows as JSON")
     p.add_argument("--graphs", required=True, help="directory of graph files")

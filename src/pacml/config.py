@@ -61,6 +61,11 @@ class PartitionConfig:
     paper_edge_sizes: bool = True
     """Reproduce ddls B7/B8: partitioned dependency sizes derive from op memory
     (activation + parameters) rather than the source's activation."""
+    round_to_placeable: bool = True
+    """Fix ddls B10: an op whose degree has no block shape (10, 12 or 14 on 32 workers, for
+    ops of 0.08-0.14 ms at a = 16) is split by the largest placeable degree below it
+    instead of making the whole job unplaceable. The paper's PipeDream graphs have no such
+    op, so both settings give the paper's numbers; the built-in graphs have some."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +121,86 @@ class WorkloadConfig:
     horizon counts as arrived but undecided (ddls B17). fixed: neither is counted."""
 
 
+@dataclass(frozen=True)
+class AgentConfig:
+    """The PAC-ML graph network (paper.md 5; defaults are the paper's tuned sizes)."""
+
+    message_dim: int = 32
+    """out_features_msg: size of a message (half from the sender, half from the edge)."""
+    hidden_dim: int = 64
+    """out_features_hidden: node embedding after message-passing round 1."""
+    node_dim: int = 16
+    """out_features_node: node embedding after the last round."""
+    graph_dim: int = 8
+    """out_features_graph: embedding of the global (job, cluster, mask) features."""
+    num_rounds: int = 2
+    """Message-passing rounds (>= 2)."""
+    activation: Literal["relu", "tanh", "elu", "leaky_relu"] = "relu"
+    """aggregator_activation and the head's activation."""
+    head_hiddens: tuple[int, ...] = (64, 64)
+    """Hidden layers of the logit and value heads. The paper's PPO used one layer of 17;
+    two of 64 train faster here (documented deviation)."""
+    edge_layernorm: bool = True
+    """LayerNorm over the 2 edge features, as ddls (B24: it washes most edge information
+    out)."""
+    separate_critic: bool = True
+    """The critic has its own graph network (RLlib vf_share_layers=False)."""
+    lookahead_features: bool = True
+    """Extension beyond the paper: also show, per degree, whether the first-fit placer can
+    place the job now and whether its exact JCT then meets the requirement (the paper's
+    agent sees only the optimistic mask, ddls B9). false reproduces the paper's inputs."""
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """Masked PPO, CleanRL-style (paper.md 5 gives the tuned RLlib values)."""
+
+    total_timesteps: int = 400_000
+    """Environment decisions over the whole training run."""
+    num_envs: int = 8
+    """Synchronous environments, each its own seeded episode stream."""
+    num_steps: int = 250
+    """Decisions per environment per rollout (250 divides the 1000-decision episode, so
+    checkpoints fall on episode boundaries and resume exactly)."""
+    learning_rate: float = 2.785e-4
+    """Adam step size (paper's tuned PPO value)."""
+    anneal_lr: bool = True
+    """Linearly anneal the learning rate to 0 over training."""
+    gamma: float = 0.997
+    """Discount (paper's tuned value)."""
+    gae_lambda: float = 0.95
+    """GAE lambda (RLlib's default 1.0 in the paper; 0.95 is CleanRL's and trains steadier)."""
+    num_minibatches: int = 8
+    """Minibatches per epoch."""
+    update_epochs: int = 4
+    """Epochs over each rollout (the paper's RLlib used 50 SGD iterations)."""
+    norm_adv: bool = True
+    """Normalise advantages per minibatch."""
+    clip_coef: float = 0.18
+    """Policy ratio clip (paper's clip_param)."""
+    clip_vloss: bool = True
+    """Clip the value update around the old values."""
+    vf_clip_coef: float = 10.0
+    """Value clip range (the paper's vf_clip_param 128.8 is in return units; returns here
+    are scaled by reward_scale)."""
+    ent_coef: float = 0.003
+    """Entropy bonus (paper's tuned value)."""
+    vf_coef: float = 0.5
+    """Value loss weight (paper's value)."""
+    max_grad_norm: float = 1.5
+    """Global gradient-norm clip (paper's grad_clip)."""
+    target_kl: float | None = None
+    """Stop an update's epochs early when the approximate KL exceeds this (None: never)."""
+    reward_scale: float = 0.1
+    """Rewards (+1 accepted, -1 blocked) are multiplied by this before learning."""
+    validation_interval: int = 10
+    """Run one greedy validation episode every this many updates (and after the last)."""
+    validation_seed: int = 1799
+    """Episode seed of validation (the paper's test_seed); never a training or test seed."""
+    torch_threads: int = 1
+    """torch.set_num_threads for training."""
+
+
 PAPER_MODELS = ("alexnet", "gnmt", "resnet18", "squeezenet1_0", "vgg16")
 
 
@@ -152,6 +237,8 @@ class Config:
     workload: WorkloadConfig = field(default_factory=WorkloadConfig)
     distributions: dict[str, BetaDistribution] = field(default_factory=_paper_distributions)
     graphs: GraphsConfig = field(default_factory=GraphsConfig)
+    agent: AgentConfig = field(default_factory=AgentConfig)
+    ppo: PPOConfig = field(default_factory=PPOConfig)
     workflow: WorkflowConfig = field(default_factory=WorkflowConfig)
     extra: dict[str, Any] = field(default_factory=dict)
     """Sections owned by other components (agent, ppo, graphs): kept verbatim, validated
@@ -163,7 +250,7 @@ class Config:
 
 
 # Sections validated by other modules; registered here so unknown top-level keys still fail.
-EXTRA_SECTIONS = ("agent", "ppo", "training", "evaluation", "tracking", "figures")
+EXTRA_SECTIONS = ("tracking", "figures", "profiles")
 
 
 def _check_ranges(cfg: Config, source: str) -> None:
@@ -201,6 +288,24 @@ def _check_ranges(cfg: Config, source: str) -> None:
             raise ConfigError(f"{key}.decimals", d.decimals, "must be >= 0", source)
         if d.samples < 1 or d.bins < 1:
             raise ConfigError(f"{key}.samples", (d.samples, d.bins), "samples and bins must be >= 1", source)
+    a = cfg.agent
+    for key in ("message_dim", "hidden_dim", "node_dim", "graph_dim"):
+        if getattr(a, key) < 1:
+            raise ConfigError(f"agent.{key}", getattr(a, key), "must be >= 1", source)
+    if a.message_dim % 2:
+        raise ConfigError("agent.message_dim", a.message_dim, "must be even (half node, half edge)", source)
+    if a.num_rounds < 2:
+        raise ConfigError("agent.num_rounds", a.num_rounds, "must be >= 2", source)
+    p = cfg.ppo
+    for key in ("total_timesteps", "num_envs", "num_steps", "num_minibatches", "update_epochs",
+                "validation_interval", "torch_threads"):
+        if getattr(p, key) < 1:
+            raise ConfigError(f"ppo.{key}", getattr(p, key), "must be >= 1", source)
+    if (p.num_envs * p.num_steps) % p.num_minibatches:
+        raise ConfigError("ppo.num_minibatches", p.num_minibatches,
+                          f"must divide num_envs x num_steps = {p.num_envs * p.num_steps}", source)
+    if not (0 < p.gamma <= 1 and 0 <= p.gae_lambda <= 1):
+        raise ConfigError("ppo.gamma", (p.gamma, p.gae_lambda), "need 0 < gamma <= 1 and 0 <= gae_lambda <= 1", source)
     for i, name in enumerate(cfg.workflow.distributions):
         if name not in cfg.distributions:
             raise ConfigError(f"workflow.distributions[{i}]", name,
@@ -297,9 +402,34 @@ def _parse_override(text: str) -> tuple[list[str], Any]:
     return key.strip().split("."), yaml.safe_load(raw)
 
 
+def apply_profile(data: dict[str, Any], source: str = "<dict>") -> dict[str, Any]:
+    """Apply the scale profile named by ``workflow.profile``: its dotted keys under
+    ``profiles.<name>`` override the tree (``default`` needs no entry)."""
+    import copy
+
+    data = copy.deepcopy(data or {})
+    name = (data.get("workflow") or {}).get("profile", "default")
+    profiles = data.get("profiles") or {}
+    if name not in profiles:
+        if name != "default":
+            raise ConfigError("workflow.profile", name, f"no such profile; defined: {sorted(profiles) + ['default']}",
+                              source)
+        return data
+    for dotted, value in (profiles[name] or {}).items():
+        keys = str(dotted).split(".")
+        node = data
+        for k in keys[:-1]:
+            node = node.setdefault(k, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"profiles.{name}.{dotted}", value, f"'{k}' is not a section", source)
+        node[keys[-1]] = value
+    return data
+
+
 def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> Config:
-    """Validate a plain mapping (e.g. Snakemake's ``config``) into a `Config`."""
-    data = dict(data or {})
+    """Validate a plain mapping (e.g. Snakemake's ``config``) into a `Config`, after applying
+    its scale profile."""
+    data = apply_profile(data, source)
     extra = {k: data.pop(k) for k in list(data) if k in EXTRA_SECTIONS}
     if "distributions" in data and isinstance(data["distributions"], dict):
         # user distributions extend (and may replace) the paper's four

@@ -18,8 +18,14 @@ import numpy as np
 from pacml.graphs.opgraph import OpGraph
 
 
-def op_degrees(graph: OpGraph, action: int, min_op_time_s: float) -> np.ndarray:
-    """Degree of every op (forward and backward) for the action ``action`` >= 1."""
+def op_degrees(graph: OpGraph, action: int, min_op_time_s: float,
+               placeable: tuple[int, ...] | None = None) -> np.ndarray:
+    """Degree of every op (forward and backward) for the action ``action`` >= 1.
+
+    With ``placeable`` (the degrees that have a block shape), a degree without one is
+    rounded down to the largest placeable degree below it; without it, such an op makes
+    the whole job unplaceable (ddls B10: 10, 12 and 14 on 32 workers).
+    """
     assert action >= 1, "action 0 places nothing"
     n = graph.num_forward
     t = graph.compute_time_s[:n]
@@ -27,6 +33,9 @@ def op_degrees(graph: OpGraph, action: int, min_op_time_s: float) -> np.ndarray:
     pieces = np.ceil(np.round(t / min_op_time_s, 9))
     even = 2 * np.ceil(pieces / 2)
     fwd = np.maximum(1, np.minimum(action, even)).astype(np.int64)
+    if placeable is not None:
+        allowed = np.asarray(sorted(placeable), dtype=np.int64)
+        fwd = allowed[np.searchsorted(allowed, fwd, side="right") - 1]
     out = np.concatenate([fwd, fwd])
     out.setflags(write=False)
     return out
@@ -65,7 +74,8 @@ class PartitionedGraph:
         return float(self.size_bytes.sum())
 
 
-def partition(graph: OpGraph, action: int, min_op_time_s: float, paper_edge_sizes: bool = True) -> PartitionedGraph:
+def partition(graph: OpGraph, action: int, min_op_time_s: float, paper_edge_sizes: bool = True,
+              placeable: tuple[int, ...] | None = None) -> PartitionedGraph:
     """Split ``graph`` for action ``action`` >= 1 (see module doc).
 
     Sub-dependency sizes with ``paper_edge_sizes`` (ddls B7/B8, applied in ddls' order,
@@ -74,7 +84,7 @@ def partition(graph: OpGraph, action: int, min_op_time_s: float, paper_edge_size
     mem(u) / (n_u n_v), and if it is the source u, mem(v) / (n_u n_v). Without it, each
     carries the original size / (n_u n_v). Sync dependencies carry the sub-op's memory.
     """
-    degree = op_degrees(graph, action, min_op_time_s)
+    degree = op_degrees(graph, action, min_op_time_s, placeable)
     n_fwd = graph.num_forward
     offset = np.concatenate([[0], np.cumsum(degree)]).astype(np.int64)
     sub_op = np.repeat(np.arange(graph.num_ops), degree)

@@ -88,7 +88,8 @@ class ClusterModel:
         pg = self.cache.partitions.get(key)
         if pg is None:
             p = self.cfg.partition
-            pg = partition(self.graphs[g], action, p.min_op_time_s, p.paper_edge_sizes)
+            pg = partition(self.graphs[g], action, p.min_op_time_s, p.paper_edge_sizes,
+                           self.topology.placeable_degrees if p.round_to_placeable else None)
             self.cache.partitions[key] = pg
         return pg
 
@@ -140,6 +141,8 @@ class Decision:
     lookahead: Callable[[int], float | None]
     """lookahead(a) -> the job's exact JCT at degree a on the current cluster, or None if it
     cannot be placed. Pure: it changes nothing (the oracle baseline uses it)."""
+    model: ClusterModel
+    """The static experiment the job comes from (its graph pool and cluster)."""
 
 
 class Episode:
@@ -208,7 +211,7 @@ class Episode:
             return None if alloc is None else m.jct_s(alloc, g)
 
         return Decision(k, t, g, m.graphs[g], beta, seq, beta * seq, mask, free,
-                        m.topology.num_workers, len(self._running), lookahead)
+                        m.topology.num_workers, len(self._running), lookahead, m)
 
     def step(self, action: int) -> JobRecord:
         """Apply the degree ``action`` to the current decision; return the job's record."""

@@ -1,0 +1,179 @@
+"""The PAC-ML graph network in DGL and torch (paper.md 5, ddls.md 7.1).
+
+One mean-pool message-passing round, for node v with in-neighbours u::
+
+    m_uv   = [ node_mod(h_u) || edge_mod(e_uv) ]          node_mod, edge_mod: LN -> Linear -> act
+    s_v    = [ node_mod(h_v) || 0 ]                       v's message to itself
+    h'_v   = mean( reduce_mod(s_v), reduce_mod(m_uv) for all u )   reduce_mod: LN -> Linear -> act
+
+Messages flow along the DAG. Unlike ddls (B23), a source op keeps its self message
+instead of a zero embedding. A graph's embedding is the mean of its node embeddings; the
+global vector goes through LN -> Linear (graph_dim); their concatenation feeds an MLP
+that gives one logit per degree, and, separately, the value.
+
+Node and edge features are static per graph, so a batch needs message passing over its
+distinct graphs only (five in the paper's setting), computed once and gathered:
+`ActorCritic.forward` does exactly that, and equals the per-sample computation.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("DGLBACKEND", "pytorch")
+
+import dgl  # noqa: E402
+import dgl.function as fn  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+from pacml.env.features import EDGE_FEATURES, NODE_FEATURES, GraphFeatures  # noqa: E402
+from pacml.config import AgentConfig  # noqa: E402
+
+_ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU}
+
+MASKED_LOGIT = -1e8
+"""Logit of a masked degree: large, finite (-inf gives NaN entropies; sb3-contrib's choice)."""
+
+
+def make_dgl_graph(f: GraphFeatures) -> dgl.DGLGraph:
+    g = dgl.graph((torch.from_numpy(f.src), torch.from_numpy(f.dst)), num_nodes=len(f.node))
+    g.ndata["x"] = torch.from_numpy(f.node)
+    g.edata["e"] = torch.from_numpy(f.edge)
+    g.ndata["deg"] = g.in_degrees().float().unsqueeze(1)
+    return g
+
+
+def batch_graphs(features: list[GraphFeatures] | tuple[GraphFeatures, ...]) -> dgl.DGLGraph:
+    return dgl.batch([make_dgl_graph(f) for f in features])
+
+
+class MeanPoolLayer(nn.Module):
+    """One message-passing round (see the module doc)."""
+
+    def __init__(self, in_dim: int, msg_dim: int, out_dim: int, act: type[nn.Module], edge_layernorm: bool):
+        super().__init__()
+        half = msg_dim // 2
+        self.half = half
+        self.node_mod = nn.Sequential(nn.LayerNorm(in_dim), nn.Linear(in_dim, half), act())
+        edge_in = [nn.LayerNorm(EDGE_FEATURES)] if edge_layernorm else []
+        self.edge_mod = nn.Sequential(*edge_in, nn.Linear(EDGE_FEATURES, half), act())
+        self.reduce_mod = nn.Sequential(nn.LayerNorm(msg_dim), nn.Linear(msg_dim, out_dim), act())
+
+    def forward(self, g: dgl.DGLGraph, h: torch.Tensor) -> torch.Tensor:
+        with g.local_scope():
+            hn = self.node_mod(h)
+            src, _ = g.edges()
+            msg = torch.cat([hn[src], self.edge_mod(g.edata["e"])], dim=1)
+            g.edata["r"] = self.reduce_mod(msg)
+            g.update_all(fn.copy_e("r", "m"), fn.sum("m", "s"))
+            own = self.reduce_mod(torch.cat([hn, torch.zeros_like(hn)], dim=1))
+            return (own + g.ndata["s"]) / (1.0 + g.ndata["deg"])
+
+
+class GraphEncoder(nn.Module):
+    """num_rounds mean-pool rounds (5 -> hidden -> ... -> node_dim), then a mean readout."""
+
+    def __init__(self, cfg: AgentConfig):
+        super().__init__()
+        act = _ACTIVATIONS[cfg.activation]
+        dims = [NODE_FEATURES] + [cfg.hidden_dim] * (cfg.num_rounds - 1) + [cfg.node_dim]
+        self.layers = nn.ModuleList(
+            MeanPoolLayer(dims[i], cfg.message_dim, dims[i + 1], act, cfg.edge_layernorm)
+            for i in range(cfg.num_rounds))
+
+    def forward(self, g: dgl.DGLGraph) -> torch.Tensor:
+        h = g.ndata["x"]
+        for layer in self.layers:
+            h = layer(g, h)
+        with g.local_scope():
+            g.ndata["h"] = h
+            return dgl.mean_nodes(g, "h")        # (num_graphs, node_dim)
+
+
+def _mlp(in_dim: int, hiddens: tuple[int, ...], out_dim: int, act: type[nn.Module], out_gain: float) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for h in hiddens:
+        lin = nn.Linear(in_dim, h)
+        nn.init.orthogonal_(lin.weight, np.sqrt(2))
+        nn.init.zeros_(lin.bias)
+        layers += [lin, act()]
+        in_dim = h
+    out = nn.Linear(in_dim, out_dim)
+    nn.init.orthogonal_(out.weight, out_gain)      # CleanRL: 0.01 for logits, 1 for the value
+    nn.init.zeros_(out.bias)
+    layers.append(out)
+    return nn.Sequential(*layers)
+
+
+class Tower(nn.Module):
+    """Graph encoder + global module + MLP head."""
+
+    def __init__(self, cfg: AgentConfig, global_dim: int, out_dim: int, out_gain: float):
+        super().__init__()
+        act = _ACTIVATIONS[cfg.activation]
+        self.encoder = GraphEncoder(cfg)
+        self.global_mod = nn.Sequential(nn.LayerNorm(global_dim), nn.Linear(global_dim, cfg.graph_dim))
+        self.head = _mlp(cfg.node_dim + cfg.graph_dim, cfg.head_hiddens, out_dim, act, out_gain)
+
+    def forward(self, graph_emb: torch.Tensor, glob: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.cat([graph_emb, self.global_mod(glob)], dim=1))
+
+
+class ActorCritic(nn.Module):
+    """Actor (one logit per degree 0..max_degree) and critic over a fixed pool of graphs."""
+
+    def __init__(self, cfg: AgentConfig, global_dim: int, num_actions: int):
+        super().__init__()
+        self.cfg = cfg
+        self.actor = Tower(cfg, global_dim, num_actions, 0.01)
+        self.critic = Tower(cfg, global_dim, 1, 1.0) if cfg.separate_critic else None
+        if self.critic is None:
+            self.value_head = _mlp(cfg.node_dim + cfg.graph_dim, cfg.head_hiddens, 1,
+                                   _ACTIVATIONS[cfg.activation], 1.0)
+        self.num_actions = num_actions
+
+    def embeddings(self, graphs: dgl.DGLGraph) -> tuple[torch.Tensor, torch.Tensor]:
+        """Graph embeddings of every graph in the pool, for the actor and the critic."""
+        a = self.actor.encoder(graphs)
+        c = self.critic.encoder(graphs) if self.critic is not None else a
+        return a, c
+
+    def heads(self, emb: tuple[torch.Tensor, torch.Tensor], graph_index: torch.Tensor, glob: torch.Tensor,
+              mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Masked logits (B, A) and values (B,) from precomputed embeddings."""
+        logits = self.actor(emb[0][graph_index], glob)
+        logits = torch.where(mask, logits, torch.full_like(logits, MASKED_LOGIT))
+        if self.critic is not None:
+            value = self.critic(emb[1][graph_index], glob)
+        else:
+            value = self.value_head(torch.cat([emb[1][graph_index], self.actor.global_mod(glob)], dim=1))
+        return logits, value.squeeze(1)
+
+    def forward(self, graphs: dgl.DGLGraph, graph_index: torch.Tensor, glob: torch.Tensor,
+                mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Message passing over the distinct graphs once, gathered by ``graph_index``."""
+        return self.heads(self.embeddings(graphs), graph_index, glob, mask)
+
+
+class MaskedCategorical:
+    """Categorical over degrees with invalid ones masked (finite logits, entropy corrected)."""
+
+    def __init__(self, logits: torch.Tensor, mask: torch.Tensor):
+        self.mask = mask
+        self.logits = logits - torch.logsumexp(logits, dim=-1, keepdim=True)
+        self.probs = self.logits.exp()
+
+    def sample(self, generator: torch.Generator | None = None) -> torch.Tensor:
+        return torch.multinomial(self.probs, 1, generator=generator).squeeze(-1)
+
+    def mode(self) -> torch.Tensor:
+        return self.logits.argmax(dim=-1)
+
+    def log_prob(self, action: torch.Tensor) -> torch.Tensor:
+        return self.logits.gather(-1, action.long().unsqueeze(-1)).squeeze(-1)
+
+    def entropy(self) -> torch.Tensor:
+        plogp = torch.where(self.mask, self.probs * self.logits, torch.zeros_like(self.probs))
+        return -plogp.sum(-1)

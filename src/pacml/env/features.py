@@ -1,0 +1,135 @@
+"""Observation features of PAC-ML (paper.md 5, ddls.md 6). numpy only.
+
+Node and edge features depend on the job graph alone, so they are computed once per graph
+(`graph_features`) and an episode reuses them for every arrival. The global vector mixes
+static job features (also per graph), the arriving job's beta, the cluster state and the
+action mask:
+
+- 5 node features: compute / job max, is-max-compute, memory / job max, is-max-memory,
+  depth / max depth (ddls B20, an always-0 is-max-compute, is fixed);
+- 2 edge features: size / job max, is-max-size;
+- 15 job features: min-max-normalised #ops, #deps, sequential JCT, max acceptable JCT,
+  beta, total op memory, total dependency size, training steps (over the job pool), raw
+  beta, and the mean and median of the normalised op compute, op memory and dependency
+  size (a min-max over a constant is 1, as in ddls);
+- 2 cluster features: fraction of workers occupied, running jobs / workers;
+- the action mask (max_degree + 1 entries);
+- optionally (``lookahead``, an extension) two flags per degree: the placer can place the
+  job now, and its exact JCT then meets the requirement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pacml.graphs.opgraph import OpGraph
+
+NODE_FEATURES = 5
+EDGE_FEATURES = 2
+JOB_FEATURES = 15
+CLUSTER_FEATURES = 2
+
+
+@dataclass(frozen=True, eq=False)
+class GraphFeatures:
+    """Static features of one job graph."""
+
+    node: np.ndarray   # (num_ops, 5) float32
+    edge: np.ndarray   # (num_deps, 2) float32
+    src: np.ndarray    # (num_deps,) int64
+    dst: np.ndarray
+
+
+def _safe_ratio(x: np.ndarray) -> np.ndarray:
+    top = x.max() if len(x) else 0.0
+    return (x / top) if top > 0 else np.zeros_like(x)
+
+
+def _is_first_max(x: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(x))
+    if len(x):
+        out[int(np.argmax(x))] = 1.0
+    return out
+
+
+def graph_features(graph: OpGraph) -> GraphFeatures:
+    t, mem, size = graph.compute_time_s, graph.memory_bytes, graph.size_bytes
+    depth = graph.op_depth.astype(np.float64)
+    node = np.column_stack([_safe_ratio(t), _is_first_max(t), _safe_ratio(mem), _is_first_max(mem),
+                            _safe_ratio(depth)]).astype(np.float32)
+    edge = np.column_stack([_safe_ratio(size), _is_first_max(size)]).astype(np.float32)
+    return GraphFeatures(node, edge.reshape(-1, EDGE_FEATURES), graph.src.copy(), graph.dst.copy())
+
+
+def _minmax(x: float, lo: float, hi: float) -> float:
+    return 1.0 if hi == lo else (x - lo) / (hi - lo)
+
+
+class FeatureSpace:
+    """Features of a fixed job pool; ``global_vector`` builds one arrival's global input."""
+
+    def __init__(self, graphs: list[OpGraph] | tuple[OpGraph, ...], sequential_jct_s: np.ndarray,
+                 num_workers: int, num_actions: int, lookahead: bool = False):
+        self.lookahead = lookahead
+        self.graphs = tuple(graphs)
+        self.graph_features = tuple(graph_features(g) for g in self.graphs)
+        self.num_workers = num_workers
+        self.num_actions = num_actions
+        seq = np.asarray(sequential_jct_s, dtype=np.float64)
+        stats = np.array([[g.num_ops, g.num_deps, g.memory_bytes.sum(), g.size_bytes.sum(), g.num_training_steps]
+                          for g in self.graphs], dtype=np.float64)
+        self._seq = seq
+        self._seq_range = (seq.min(), seq.max())
+        self._acc_range = (0.0, seq.max())
+        static = []
+        for i, f in enumerate(self.graph_features):
+            cols = [_minmax(stats[i, k], stats[:, k].min(), stats[:, k].max()) for k in range(stats.shape[1])]
+            node, edge = f.node, f.edge
+            shape = [float(np.mean(node[:, 0])), float(np.median(node[:, 0])),
+                     float(np.mean(node[:, 2])), float(np.median(node[:, 2])),
+                     float(np.mean(edge[:, 0])) if len(edge) else 0.0,
+                     float(np.median(edge[:, 0])) if len(edge) else 0.0]
+            static.append(cols + shape)
+        self._static = np.array(static, dtype=np.float64)   # (G, 11)
+
+    @property
+    def global_dim(self) -> int:
+        return JOB_FEATURES + CLUSTER_FEATURES + self.num_actions * (3 if self.lookahead else 1)
+
+    def global_vector(self, graph_index: int, beta: float, free_workers: int, running_jobs: int,
+                      mask: np.ndarray, lookahead: np.ndarray | None = None) -> np.ndarray:
+        s = self._static[graph_index]
+        seq = self._seq[graph_index]
+        out = np.empty(self.global_dim, dtype=np.float32)
+        out[0] = s[0]                                             # ops
+        out[1] = s[1]                                             # deps
+        out[2] = _minmax(seq, *self._seq_range)                   # sequential JCT
+        out[3] = _minmax(beta * seq, *self._acc_range)            # max acceptable JCT
+        out[4] = beta                                             # beta, min-max over [0, 1]
+        out[5] = beta                                             # raw beta
+        out[6] = s[2]                                             # total op memory
+        out[7] = s[3]                                             # total dependency size
+        out[8] = s[4]                                             # training steps
+        out[9:15] = s[5:11]                                       # means and medians
+        out[15] = 1.0 - free_workers / self.num_workers           # occupied fraction
+        out[16] = running_jobs / self.num_workers
+        a = self.num_actions
+        out[17:17 + a] = mask
+        if self.lookahead:
+            out[17 + a:] = lookahead
+        return out
+
+    def decision_vector(self, decision) -> np.ndarray:
+        """`global_vector` of an engine `Decision`."""
+        flags = None
+        if self.lookahead:
+            flags = np.zeros(2 * self.num_actions, dtype=np.float32)
+            for d in np.flatnonzero(decision.mask[1:]) + 1:
+                jct = decision.lookahead(int(d))
+                if jct is not None:
+                    flags[d] = 1.0
+                    flags[self.num_actions + d] = float(jct <= decision.max_acceptable_jct_s)
+        return self.global_vector(decision.graph_index, decision.beta, decision.free_workers,
+                                  decision.running_jobs, decision.mask, flags)

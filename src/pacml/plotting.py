@@ -1,0 +1,164 @@
+"""The paper's figures, regenerated from the workflow's tables (seaborn; PNG and PDF)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pacml.config import Config
+
+POLICY_LABELS = {"pacml": "PAC-ML", "para_max": "Para$_{max}$", "para_min": "Para$_{min}$", "random": "Random",
+                 "sequential": "Sequential", "oracle": "Oracle"}
+
+
+def _setup():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
+    return plt, sns
+
+
+def _save(fig, stem_png: str, stem_pdf: str) -> None:
+    fig.tight_layout()
+    fig.savefig(stem_png, dpi=150)
+    fig.savefig(stem_pdf)
+
+
+def _label(policy: str) -> str:
+    return POLICY_LABELS.get(policy, policy)
+
+
+def beta_distributions(cfg: Config, png: str, pdf: str) -> None:
+    from pacml.sim.workload import build_pmf
+
+    plt, sns = _setup()
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+    for name in cfg.workflow.distributions:
+        pmf = build_pmf(cfg.distributions[name], np.random.default_rng(0))
+        label = cfg.distributions[name].label or name
+        axes[0].plot(pmf.support, pmf.probs, marker=".", lw=1, label=label)
+        axes[1].plot(pmf.support, np.cumsum(pmf.probs), lw=1.5, label=label)
+    axes[0].set(xlabel="β", ylabel="Probability", title="JCT-requirement distributions")
+    axes[1].set(xlabel="β", ylabel="Cumulative probability", title="CDF")
+    axes[1].legend(fontsize=8)
+    _save(fig, png, pdf)
+
+
+def validation_curves(curves: list[str], tidy: pd.DataFrame, png: str, pdf: str) -> None:
+    plt, sns = _setup()
+    rows = []
+    for f in curves:
+        c = json.loads(Path(f).read_text())
+        for p in c["curve"]:
+            rows.append({"dist": c["dist"], "seed": c["seed"], "step": p["global_step"], "blocking_rate": p["blocking_rate"]})
+    df = pd.DataFrame(rows)
+    dists = list(dict.fromkeys(tidy["dist"]))
+    fig, axes = plt.subplots(1, len(dists), figsize=(3.4 * len(dists), 3.0), squeeze=False)
+    base = tidy[(tidy["metric"] == "blocking_rate") & (tidy["policy"] != "pacml")]
+    for ax, d in zip(axes[0], dists):
+        sub = df[df["dist"] == d]
+        if len(sub):
+            g = sub.groupby("step")["blocking_rate"]
+            ax.plot(g.mean().index, g.mean().values, color="C0", label="PAC-ML (validation)")
+            ax.fill_between(g.min().index, g.min().values, g.max().values, color="C0", alpha=0.25)
+        for i, (p, v) in enumerate(base[base["dist"] == d].groupby("policy")["value"].mean().items()):
+            ax.axhline(v, ls="--", lw=1, color=f"C{i + 1}", label=_label(p))
+        ax.set(title=d, xlabel="Training steps", ylabel="Blocking rate")
+    axes[0][-1].legend(fontsize=7)
+    _save(fig, png, pdf)
+
+
+def performance_bars(tidy: pd.DataFrame, png: str, pdf: str) -> None:
+    plt, sns = _setup()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    for ax, metric, ylabel in ((axes[0], "blocking_rate", "Blocking rate"),
+                               (axes[1], "demand_throughput", "Throughput (B/s)")):
+        sub = tidy[tidy["metric"] == metric].copy()
+        sub["policy"] = sub["policy"].map(_label)
+        sns.barplot(data=sub, x="dist", y="value", hue="policy", errorbar=("ci", 95), ax=ax)
+        ax.set(xlabel="β distribution", ylabel=ylabel)
+        ax.legend(fontsize=7)
+    _save(fig, png, pdf)
+
+
+def completed_jobs(jobs: pd.DataFrame, png: str, pdf: str) -> None:
+    plt, sns = _setup()
+    done = jobs[jobs["outcome"] == "completed"].copy()
+    done["policy"] = done["policy"].map(_label)
+    cols = [("num_workers", "# workers / job"), ("beta", "β"), ("sequential_jct_s", "JCT$^{seq}$ (s)"),
+            ("job_bytes", "Σ op mem + Σ dep size (B)"), ("action", "Degree")]
+    fig, axes = plt.subplots(1, len(cols), figsize=(3.0 * len(cols), 3.0))
+    for ax, (col, label) in zip(axes, cols):
+        sns.pointplot(data=done, x="dist", y=col, hue="policy", errorbar=None, ax=ax, markersize=4, linestyle="none")
+        ax.axhline(jobs[col].mean(), color="grey", lw=0.8, ls=":")
+        ax.set(xlabel="", ylabel=label)
+        if ax is not axes[-1] and ax.get_legend() is not None:
+            ax.get_legend().remove()
+    axes[-1].legend(fontsize=6)
+    fig.suptitle("Completed jobs: mean characteristics (dotted: all arrived jobs)")
+    _save(fig, png, pdf)
+
+
+def speedup(jobs: pd.DataFrame, png: str, pdf: str) -> None:
+    plt, sns = _setup()
+    done = jobs[jobs["outcome"] == "completed"].copy()
+    done["requested"] = np.ceil(1.0 / done["beta"])
+    done["actual"] = done["sequential_jct_s"] / done["jct_s"]
+    done["policy"] = done["policy"].map(_label)
+    fig, ax = plt.subplots(figsize=(4.6, 3.6))
+    sns.stripplot(data=done, x="requested", y="actual", hue="policy", dodge=True, size=2, alpha=0.5, ax=ax,
+                  native_scale=True)
+    top = max(done["requested"].max(), done["actual"].max()) if len(done) else 1
+    ax.plot([0, top], [0, top], color="k", lw=0.8, ls="--", label="y = x")
+    ax.set(xlabel="Requested JCT speed-up ⌈1/β⌉", ylabel="Actual JCT speed-up")
+    ax.legend(fontsize=7)
+    _save(fig, png, pdf)
+
+
+def performance_vs_load(sweep: pd.DataFrame, png: str, pdf: str) -> None:
+    plt, sns = _setup()
+    sweep = sweep.copy()
+    sweep["policy"] = sweep["policy"].map(_label)
+    panels = [("blocking_rate", "Blocking rate"), ("demand_throughput", "Demand throughput (B/s)"),
+              ("cluster_throughput", "Cluster throughput (B/s)"), ("mean_jct", "JCT (s)")]
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels), 3.0))
+    for ax, (col, label) in zip(axes, panels):
+        sns.lineplot(data=sweep, x="interarrival_s", y=col, hue="policy", style="policy", markers=True,
+                     errorbar=("ci", 95), ax=ax)
+        ax.set(xscale="log", xlabel="Interarrival time (s)", ylabel=label)
+        if ax is not axes[-1] and ax.get_legend() is not None:
+            ax.get_legend().remove()
+    _save(fig, png, pdf)
+
+
+def graph_characterisation(summary: pd.DataFrame, png: str, pdf: str) -> None:
+    plt, sns = _setup()
+    cols = [("num_ops", "# ops"), ("num_deps", "# deps"), ("depth", "Depth"), ("sequential_jct_s", "JCT$^{seq}$ (s)"),
+            ("total_op_memory_bytes", "Σ op mem (B)"), ("total_dep_size_bytes", "Σ dep size (B)")]
+    fig, axes = plt.subplots(1, len(cols), figsize=(2.6 * len(cols), 3.0))
+    for ax, (col, label) in zip(axes, cols):
+        sns.barplot(data=summary, x="model", y=col, ax=ax, color="C0")
+        ax.set(xlabel="", ylabel=label)
+        ax.tick_params(axis="x", rotation=60)
+    _save(fig, png, pdf)
+
+
+def make_figures(cfg: Config, inputs, outputs: list[str]) -> None:
+    """Every figure; ``outputs`` are (png, pdf) pairs in the workflow's FIGURE_NAMES order."""
+    tidy = pd.concat([pd.read_csv(f) for f in inputs.tidy], ignore_index=True)
+    jobs = pd.concat([pd.read_csv(f) for f in inputs.jobs], ignore_index=True)
+    pairs = dict(zip([Path(p).stem for p in outputs[::2]], zip(outputs[::2], outputs[1::2])))
+    beta_distributions(cfg, *pairs["beta_distributions"])
+    validation_curves(list(inputs.curves), tidy, *pairs["validation_curves"])
+    performance_bars(tidy, *pairs["performance_bars"])
+    completed_jobs(jobs, *pairs["completed_jobs"])
+    speedup(jobs, *pairs["speedup"])
+    performance_vs_load(pd.read_csv(inputs.load_sweep[0]), *pairs["performance_vs_load"])
+    graph_characterisation(pd.read_csv(inputs.graph_summary[0]), *pairs["graph_characterisation"])

@@ -1,0 +1,291 @@
+"""Masked PPO for PAC-ML, CleanRL-style: read it top to bottom.
+
+``train`` seeds everything, builds ``num_envs`` environments over one shared cluster model,
+then repeats: anneal the learning rate, ``collect_rollout``, ``compute_gae``, ``ppo_update``,
+log, validate greedily every ``validation_interval`` updates (keeping the best checkpoint
+by blocking rate, and the last), checkpoint. A killed run resumes from its last checkpoint.
+
+Implementation details and their sources (every deliberate choice is a `PPOConfig` field):
+masked categorical with finite logits and corrected entropy (sb3-contrib), GAE (Schulman et
+al. 2016), per-minibatch advantage normalisation, clipped surrogate and clipped value loss,
+entropy bonus, global gradient clipping, linear LR annealing, orthogonal initialisation
+(CleanRL ppo.py). Episodes end at the horizon (terminal, no bootstrap).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from pacml.agent.network import ActorCritic, MaskedCategorical, batch_graphs
+from pacml.config import Config
+from pacml.env.features import FeatureSpace
+from pacml.env.partition_env import PartitionEnv
+from pacml.sim.engine import ClusterModel
+from pacml.train.checkpoint import load_checkpoint, save_checkpoint
+
+TRAIN_SEED_NAMESPACE = 0x7ACE
+"""Training episodes draw from SeedSequence((TRAIN_SEED_NAMESPACE, seed), spawn_key=(env, k)),
+a stream apart from evaluation episodes (SeedSequence(test_seed)) and validation."""
+
+
+class Batch(NamedTuple):
+    """A flat minibatch of decisions."""
+
+    graph_index: torch.Tensor
+    glob: torch.Tensor
+    mask: torch.Tensor
+    action: torch.Tensor
+    logprob: torch.Tensor
+    advantage: torch.Tensor
+    ret: torch.Tensor
+    value: torch.Tensor
+
+
+@dataclass
+class Storage:
+    """Preallocated rollout storage, shape (num_steps, num_envs, ...)."""
+
+    graph_index: torch.Tensor
+    glob: torch.Tensor
+    mask: torch.Tensor
+    action: torch.Tensor
+    logprob: torch.Tensor
+    reward: torch.Tensor
+    done: torch.Tensor
+    value: torch.Tensor
+
+    @classmethod
+    def empty(cls, steps: int, envs: int, global_dim: int, num_actions: int) -> Storage:
+        return cls(torch.zeros(steps, envs, dtype=torch.long), torch.zeros(steps, envs, global_dim),
+                   torch.zeros(steps, envs, num_actions, dtype=torch.bool), torch.zeros(steps, envs, dtype=torch.long),
+                   torch.zeros(steps, envs), torch.zeros(steps, envs), torch.zeros(steps, envs), torch.zeros(steps, envs))
+
+
+class VecEnv:
+    """``num_envs`` synchronous `PartitionEnv`s; a finished episode resets with its next seed."""
+
+    def __init__(self, model: ClusterModel, dist: str, features: FeatureSpace, num_envs: int, seed: int,
+                 episodes_started: list[int] | None = None):
+        self.envs = [PartitionEnv(model, dist, features) for _ in range(num_envs)]
+        self.seed = seed
+        self.episodes_started = list(episodes_started or [0] * num_envs)
+        self.obs = [self._reset(i) for i in range(num_envs)]
+        self.finished: list[dict] = []
+
+    def _reset(self, i: int) -> dict:
+        k = self.episodes_started[i]
+        self.episodes_started[i] += 1
+        ss = np.random.SeedSequence((TRAIN_SEED_NAMESPACE, self.seed), spawn_key=(i, k))
+        return self.envs[i].reset(seed=int(ss.generate_state(1)[0]))[0]
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rewards = np.zeros(len(self.envs), dtype=np.float32)
+        dones = np.zeros(len(self.envs), dtype=np.float32)
+        for i, env in enumerate(self.envs):
+            obs, r, terminated, truncated, info = env.step(int(actions[i]))
+            rewards[i] = r
+            if terminated or truncated:
+                dones[i] = 1.0
+                self.finished.append(info["episode_metrics"])
+                obs = self._reset(i)
+            self.obs[i] = obs
+        return rewards, dones
+
+    def stacked(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        gi = torch.tensor([o["graph_index"] for o in self.obs], dtype=torch.long)
+        glob = torch.from_numpy(np.stack([o["global"] for o in self.obs]))
+        mask = torch.from_numpy(np.stack([o["mask"] for o in self.obs]))
+        return gi, glob, mask
+
+
+def collect_rollout(net: ActorCritic, graphs, envs: VecEnv, st: Storage, gen: torch.Generator,
+                    next_done: torch.Tensor, reward_scale: float) -> torch.Tensor:
+    """Fill ``st`` with one rollout; return the done flags after its last step."""
+    with torch.no_grad():
+        emb = net.embeddings(graphs)          # static per graph: once per rollout
+        for t in range(st.action.shape[0]):
+            gi, glob, mask = envs.stacked()
+            logits, value = net.heads(emb, gi, glob, mask)
+            dist = MaskedCategorical(logits, mask)
+            action = dist.sample(gen)
+            st.graph_index[t], st.glob[t], st.mask[t] = gi, glob, mask
+            st.action[t], st.logprob[t], st.value[t] = action, dist.log_prob(action), value
+            st.done[t] = next_done
+            reward, done = envs.step(action.numpy())
+            st.reward[t] = torch.from_numpy(reward) * reward_scale
+            next_done = torch.from_numpy(done)
+    return next_done
+
+
+def compute_gae(reward: torch.Tensor, value: torch.Tensor, done: torch.Tensor, next_value: torch.Tensor,
+                next_done: torch.Tensor, gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Generalised advantage estimation. ``done[t]`` flags that step t starts a new episode
+    (CleanRL's convention). Returns (advantages, returns)."""
+    steps = reward.shape[0]
+    adv = torch.zeros_like(reward)
+    last = torch.zeros_like(next_value)
+    for t in reversed(range(steps)):
+        if t == steps - 1:
+            nonterminal, nxt = 1.0 - next_done, next_value
+        else:
+            nonterminal, nxt = 1.0 - done[t + 1], value[t + 1]
+        delta = reward[t] + gamma * nxt * nonterminal - value[t]
+        last = delta + gamma * lam * nonterminal * last
+        adv[t] = last
+    return adv, adv + value
+
+
+def ppo_update(net: ActorCritic, opt: torch.optim.Optimizer, graphs, flat: Batch, cfg, gen: torch.Generator) -> dict:
+    """Epochs x minibatches of the clipped PPO objective; returns the last losses and KL."""
+    n = flat.action.shape[0]
+    mb = n // cfg.num_minibatches
+    clipfracs, stats = [], {}
+    for _epoch in range(cfg.update_epochs):
+        perm = torch.randperm(n, generator=gen)
+        for start in range(0, n, mb):
+            idx = perm[start:start + mb]
+            logits, value = net(graphs, flat.graph_index[idx], flat.glob[idx], flat.mask[idx])
+            dist = MaskedCategorical(logits, flat.mask[idx])
+            logratio = dist.log_prob(flat.action[idx]) - flat.logprob[idx]
+            ratio = logratio.exp()
+            with torch.no_grad():
+                approx_kl = ((ratio - 1) - logratio).mean()      # http://joschu.net/blog/kl-approx.html
+                clipfracs.append(((ratio - 1.0).abs() > cfg.clip_coef).float().mean().item())
+            adv = flat.advantage[idx]
+            if cfg.norm_adv:
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
+            ret, old_v = flat.ret[idx], flat.value[idx]
+            if cfg.clip_vloss:
+                clipped = old_v + (value - old_v).clamp(-cfg.vf_clip_coef, cfg.vf_clip_coef)
+                v_loss = 0.5 * torch.max((value - ret) ** 2, (clipped - ret) ** 2).mean()
+            else:
+                v_loss = 0.5 * ((value - ret) ** 2).mean()
+            entropy = dist.entropy().mean()
+            loss = pg_loss - cfg.ent_coef * entropy + cfg.vf_coef * v_loss
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            opt.step()
+        if cfg.target_kl is not None and approx_kl > cfg.target_kl:
+            break
+    y_pred, y_true = flat.value.numpy(), flat.ret.numpy()
+    var_y = np.var(y_true)
+    stats.update({
+        "losses/policy_loss": pg_loss.item(), "losses/value_loss": v_loss.item(), "losses/entropy": entropy.item(),
+        "losses/approx_kl": approx_kl.item(), "losses/clipfrac": float(np.mean(clipfracs)),
+        "losses/explained_variance": float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y),
+    })
+    return stats
+
+
+def greedy_episode(net: ActorCritic, graphs, model: ClusterModel, features: FeatureSpace, dist: str, seed: int) -> dict:
+    """One deterministic (argmax) episode on ``seed``; its episode metrics."""
+    env = PartitionEnv(model, dist, features)
+    obs, _ = env.reset(seed=seed)
+    with torch.no_grad():
+        emb = net.embeddings(graphs)
+        while True:
+            logits, _ = net.heads(emb, torch.tensor([obs["graph_index"]]), torch.from_numpy(obs["global"])[None],
+                                  torch.from_numpy(obs["mask"])[None])
+            action = int(MaskedCategorical(logits, torch.from_numpy(obs["mask"])[None]).mode()[0])
+            obs, _, terminated, _, info = env.step(action)
+            if terminated:
+                return info["episode_metrics"]
+
+
+@dataclass
+class TrainResult:
+    best_blocking_rate: float
+    best_update: int
+    updates: int
+    global_step: int
+    wall_s: float
+    curve: list[dict]
+
+
+def build_agent(cfg: Config, model: ClusterModel) -> tuple[ActorCritic, FeatureSpace]:
+    features = FeatureSpace(model.graphs, model.sequential_jct_s, model.topology.num_workers, model.max_degree + 1,
+                            cfg.agent.lookahead_features)
+    return ActorCritic(cfg.agent, features.global_dim, features.num_actions), features
+
+
+def train(cfg: Config, model: ClusterModel, dist: str, seed: int, out_dir: str | Path,
+          log: Callable[[dict, int], None] | None = None,
+          progress: Callable[[int, int, dict], None] | None = None) -> TrainResult:
+    """Train one agent on ``dist`` with ``seed``; checkpoints go to ``out_dir`` (``last.pt``,
+    ``best.pt``). ``log(metrics, step)`` receives per-update metrics; ``progress(update,
+    num_updates, info)`` drives a progress bar."""
+    p = cfg.ppo
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(p.torch_threads)
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    net, features = build_agent(cfg, model)
+    graphs = batch_graphs(features.graph_features)
+    opt = torch.optim.Adam(net.parameters(), lr=p.learning_rate, eps=1e-5)
+    batch_size = p.num_envs * p.num_steps
+    num_updates = max(1, p.total_timesteps // batch_size)
+    state = {"update": 0, "global_step": 0, "episodes_started": None, "best": (float("inf"), 0), "curve": [],
+             "wall_s": 0.0}
+    resumed = load_checkpoint(out_dir / "last.pt", net, opt, gen)
+    if resumed is not None:
+        state.update(resumed)
+    envs = VecEnv(model, dist, features, p.num_envs, seed, state["episodes_started"])
+    st = Storage.empty(p.num_steps, p.num_envs, features.global_dim, features.num_actions)
+    next_done = torch.zeros(p.num_envs)
+    started = time.perf_counter() - state["wall_s"]
+    for update in range(state["update"] + 1, num_updates + 1):
+        if p.anneal_lr:
+            opt.param_groups[0]["lr"] = (1.0 - (update - 1.0) / num_updates) * p.learning_rate
+        t0 = time.perf_counter()
+        next_done = collect_rollout(net, graphs, envs, st, gen, next_done, p.reward_scale)
+        t_rollout = time.perf_counter() - t0
+        with torch.no_grad():
+            gi, glob, mask = envs.stacked()
+            _, next_value = net(graphs, gi, glob, mask)
+        adv, ret = compute_gae(st.reward, st.value, st.done, next_value, next_done, p.gamma, p.gae_lambda)
+        flat = Batch(st.graph_index.reshape(-1), st.glob.reshape(batch_size, -1), st.mask.reshape(batch_size, -1),
+                     st.action.reshape(-1), st.logprob.reshape(-1), adv.reshape(-1), ret.reshape(-1),
+                     st.value.reshape(-1))
+        t1 = time.perf_counter()
+        metrics = ppo_update(net, opt, graphs, flat, p, gen)
+        t_update = time.perf_counter() - t1
+        state["global_step"] += batch_size
+        metrics["charts/learning_rate"] = opt.param_groups[0]["lr"]
+        metrics["perf/steps_per_s"] = batch_size / (t_rollout + t_update)
+        metrics["perf/rollout_s"] = t_rollout
+        metrics["perf/update_s"] = t_update
+        if envs.finished:
+            metrics["charts/train_blocking_rate"] = float(np.mean([m["blocking_rate"] for m in envs.finished]))
+            envs.finished.clear()
+        if update % p.validation_interval == 0 or update == num_updates:
+            val = greedy_episode(net, graphs, model, features, dist, p.validation_seed)
+            metrics["charts/blocking_rate"] = val["blocking_rate"]
+            metrics["charts/demand_throughput"] = val["demand_throughput"]
+            metrics["charts/mean_degree"] = val["mean_degree"]
+            state["curve"].append({"update": update, "global_step": state["global_step"], **{
+                k: val[k] for k in ("blocking_rate", "demand_throughput", "mean_jct", "mean_jct_speedup", "mean_degree")}})
+            if val["blocking_rate"] < state["best"][0]:
+                state["best"] = (val["blocking_rate"], update)
+                save_checkpoint(out_dir / "best.pt", net, opt, gen, cfg, {**state, "update": update,
+                                                                           "episodes_started": envs.episodes_started})
+        state["wall_s"] = time.perf_counter() - started
+        state["update"] = update
+        state["episodes_started"] = envs.episodes_started
+        save_checkpoint(out_dir / "last.pt", net, opt, gen, cfg, state)
+        if log is not None:
+            log(metrics, state["global_step"])
+        if progress is not None:
+            progress(update, num_updates, {"val_blocking": state["best"][0] if state["curve"] else None,
+                                           "sps": metrics["perf/steps_per_s"]})
+    return TrainResult(state["best"][0], state["best"][1], state["update"], state["global_step"],
+                       time.perf_counter() - started, state["curve"])

@@ -1,0 +1,92 @@
+rule evaluate:
+    message:
+        "Evaluating {wildcards.policy} on {wildcards.dist} (replicate {wildcards.seed}) on the test seeds"
+    input:
+        graphs=rules.graphs.output,
+        parents=rules.mlflow_init.output,
+        checkpoint=checkpoint_input,
+    output:
+        metrics="results/{dist}/eval/{policy}_seed{seed}.json",
+        jobs="results/{dist}/eval/{policy}_seed{seed}_jobs.csv",
+    params:
+        db=TRACKING["db"],
+        experiment=TRACKING["experiment"],
+    log:
+        "results/logs/evaluate/{dist}_{policy}_seed{seed}.log",
+    benchmark:
+        "results/benchmarks/evaluate/{dist}_{policy}_seed{seed}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/evaluate.py"
+
+
+rule aggregate:
+    message:
+        "Aggregating {wildcards.dist}: means and 95% confidence intervals over seeds"
+    input:
+        expand("results/{{dist}}/eval/{policy}_seed{seed}.json", policy=POLICIES, seed=SEEDS),
+    output:
+        summary=report("results/{dist}/summary.csv", caption="../report/summary.rst", category="Tables",
+                       subcategory="{dist}"),
+        tidy="results/{dist}/metrics.csv",
+    log:
+        "results/logs/aggregate/{dist}.log",
+    benchmark:
+        "results/benchmarks/aggregate/{dist}.tsv"
+    threads: 1
+    resources:
+        mem_mb=500,
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/aggregate.py"
+
+
+rule summary:
+    message:
+        "The blocking-rate table over all distributions"
+    input:
+        expand("results/{dist}/metrics.csv", dist=DISTS),
+    output:
+        csv=report("results/summary.csv", caption="../report/summary.rst", category="Tables"),
+        md="results/summary.md",
+    log:
+        "results/logs/summary.log",
+    benchmark:
+        "results/benchmarks/summary.tsv"
+    threads: 1
+    resources:
+        mem_mb=500,
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/summary.py"
+
+
+rule load_sweep:
+    message:
+        "Performance vs offered load on {params.dist}"
+    input:
+        graphs=rules.graphs.output,
+        checkpoint=f"results/{FIG['load_sweep_dist']}/train/seed{SEEDS[0]}/best.pt",
+    output:
+        "results/load_sweep.csv",
+    params:
+        dist=FIG["load_sweep_dist"],
+        loads=FIG["load_sweep_offered_loads"],
+        policies=FIG["load_sweep_policies"],
+    log:
+        "results/logs/load_sweep.log",
+    benchmark:
+        "results/benchmarks/load_sweep.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/load_sweep.py"

@@ -1,0 +1,51 @@
+rule figures:
+    message:
+        "Regenerating the paper's figures"
+    input:
+        tidy=expand("results/{dist}/metrics.csv", dist=DISTS),
+        curves=expand("results/{dist}/train/seed{seed}/curve.json", dist=DISTS, seed=SEEDS),
+        jobs=expand("results/{dist}/eval/{policy}_seed{seed}_jobs.csv", dist=DISTS, policy=POLICIES, seed=SEEDS[:1]),
+        load_sweep=rules.load_sweep.output,
+        graph_summary=rules.graph_summary.output,
+    output:
+        [report(f, caption="../report/figures.rst", category="Figures") for f in FIGURES],
+    log:
+        "results/logs/figures.log",
+    benchmark:
+        "results/benchmarks/figures.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/figures.py"
+
+
+rule report:
+    message:
+        "Writing the Snakemake HTML report"
+    input:
+        FIGURES,
+        "results/summary.csv",
+        "results/graph_summary.csv",
+        expand("results/{dist}/summary.csv", dist=DISTS),
+    output:
+        "results/report.html",
+    params:
+        config=config,
+    log:
+        "results/logs/report.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+    run:
+        import subprocess, sys, tempfile, yaml
+
+        # the report needs this run's exact config (overrides included): pass it along
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
+            yaml.safe_dump(params.config, fh)
+        cmd = [sys.executable, "-m", "snakemake", "--snakefile", workflow.main_snakefile, "--directory", ".",
+               "--report", output[0], "--nolock", "--configfile", fh.name, "--cores", "1", *input]
+        with open(log[0], "w") as logf:
+            subprocess.run(cmd, check=True, stdout=logf, stderr=subprocess.STDOUT)

@@ -1,0 +1,45 @@
+rule mlflow_init:
+    message:
+        "Creating the MLflow store and one parent run per distribution"
+    output:
+        "results/mlflow/parents.json",
+    params:
+        db=TRACKING["db"],
+        experiment=TRACKING["experiment"],
+        dists=DISTS,
+    log:
+        "results/logs/mlflow_init.log",
+    benchmark:
+        "results/benchmarks/mlflow_init.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/mlflow_init.py"
+
+
+rule train:
+    message:
+        "Training PAC-ML on {wildcards.dist}, seed {wildcards.seed}"
+    input:
+        graphs=rules.graphs.output,
+        parents=rules.mlflow_init.output,
+    output:
+        checkpoint="results/{dist}/train/seed{seed}/best.pt",
+        curve="results/{dist}/train/seed{seed}/curve.json",
+    params:
+        db=TRACKING["db"],
+        experiment=TRACKING["experiment"],
+    log:
+        "results/logs/train/{dist}_seed{seed}.log",
+    benchmark:
+        "results/benchmarks/train/{dist}_seed{seed}.tsv"
+    threads: 1
+    resources:
+        mem_mb=3000,
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/train.py"
