@@ -402,6 +402,30 @@ def _parse_override(text: str) -> tuple[list[str], Any]:
     return key.strip().split("."), yaml.safe_load(raw)
 
 
+def normalise_cli_values(data: Any) -> Any:
+    """Snakemake's ``--config key='{a: 1}'`` leaves nested values as text ('1'): turn text
+    that YAML reads as a number, boolean or null back into that value, recursively."""
+    import yaml
+
+    if isinstance(data, dict):
+        return {k: normalise_cli_values(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [normalise_cli_values(v) for v in data]
+    if isinstance(data, str):
+        try:
+            value = yaml.safe_load(data)
+        except yaml.YAMLError:
+            return data
+        if value is None or isinstance(value, (bool, int, float)):
+            return value
+        if isinstance(value, str):
+            try:
+                return float(value) if value.strip().lower() not in ("nan", "inf", "-inf") else value
+            except ValueError:
+                return value
+    return data
+
+
 def apply_profile(data: dict[str, Any], source: str = "<dict>") -> dict[str, Any]:
     """Apply the scale profile named by ``workflow.profile``: its dotted keys under
     ``profiles.<name>`` override the tree (``default`` needs no entry)."""

@@ -250,3 +250,19 @@ def load_sweep(graphs_dir, cfg: Config, dist: str, offered_loads: list[float], p
     Path(out_csv).parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows).to_csv(out_csv, index=False)
     return rows
+
+
+def write_report(snakefile: str, config: dict, targets: list[str], out_html: str | Path) -> None:
+    """The Snakemake HTML report of ``targets``, for this run's exact config (overrides kept)."""
+    import subprocess
+    import sys
+    import tempfile
+
+    import yaml
+
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
+        yaml.safe_dump(dict(config), fh)
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory", ".",
+           "--report", str(out_html), "--nolock", "--configfile", fh.name, "--cores", "1", *targets]
+    subprocess.run(cmd, check=True)
+    Path(fh.name).unlink()

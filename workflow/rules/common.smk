@@ -1,8 +1,9 @@
 # Validation, names and paths shared by every rule.
-from pacml.config import config_from_dict
+from pacml.config import config_from_dict, normalise_cli_values
 from snakemake.utils import validate
 
 
+config.update(normalise_cli_values(config))  # --config nests values as text
 validate(config, "../schemas/config.schema.yaml")
 CFG = config_from_dict(config, "config.yaml")  # typed validation: errors name the dotted key
 DISTS = list(CFG.workflow.distributions)

@@ -34,18 +34,13 @@ rule report:
         "results/report.html",
     params:
         config=config,
+        snakefile=workflow.main_snakefile,
     log:
         "results/logs/report.log",
     threads: 1
     resources:
         mem_mb=1000,
-    run:
-        import subprocess, sys, tempfile, yaml
-
-        # the report needs this run's exact config (overrides included): pass it along
-        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
-            yaml.safe_dump(params.config, fh)
-        cmd = [sys.executable, "-m", "snakemake", "--snakefile", workflow.main_snakefile, "--directory", ".",
-               "--report", output[0], "--nolock", "--configfile", fh.name, "--cores", "1", *input]
-        with open(log[0], "w") as logf:
-            subprocess.run(cmd, check=True, stdout=logf, stderr=subprocess.STDOUT)
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/report.py"

@@ -1,0 +1,80 @@
+"""Benchmark: PPO training speed of PAC-ML on one core, and where the time goes.
+
+Trains for --steps environment decisions on the paper's setting (the five PipeDream graphs,
+beta_a) and prints environment steps per second and the share of wall time spent in the
+simulation (Episode.step), featurisation (FeatureSpace.decision_vector) and the network
+(rollout forward passes and PPO updates). Target (issue 5): >= 2,000 steps per second.
+
+    python benchmarks/bench_train.py [--graphs DIR] [--steps 100000] [--dist beta_a]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from pacml.config import load_config
+from pacml.env.features import FeatureSpace
+from pacml.graphs.io import load_graph_dir
+from pacml.sim import engine
+from pacml.sim.engine import ClusterModel
+from pacml.train import ppo
+
+DEFAULT_GRAPHS = Path(__file__).resolve().parents[1].parent / "shared" / "pipedream_profiles"
+TIMERS = {"simulation": 0.0, "featurisation": 0.0}
+
+
+def timed(name, fn):
+    def wrapper(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            TIMERS[name] += time.perf_counter() - t0
+    return wrapper
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--graphs", default=str(DEFAULT_GRAPHS))
+    ap.add_argument("--steps", type=int, default=100_000)
+    ap.add_argument("--dist", default="beta_a")
+    ap.add_argument("--config", default=None)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    cfg = load_config(args.config, [f"ppo.total_timesteps={args.steps}", "ppo.torch_threads=1"])
+    model = ClusterModel(load_graph_dir(args.graphs, names=cfg.graphs.models), cfg)
+    engine.Episode.step = timed("simulation", engine.Episode.step)
+    FeatureSpace.decision_vector = timed("featurisation", FeatureSpace.decision_vector)
+    rollout_s = update_s = 0.0
+
+    def log(metrics, step):
+        nonlocal rollout_s, update_s
+        rollout_s += metrics["perf/rollout_s"]
+        update_s += metrics["perf/update_s"]
+
+    out = Path(tempfile.mkdtemp())
+    try:
+        t0 = time.perf_counter()
+        result = ppo.train(cfg, model, args.dist, 0, out, log=log)
+        wall = time.perf_counter() - t0
+    finally:
+        shutil.rmtree(out)
+    sim, feat = TIMERS["simulation"], TIMERS["featurisation"]
+    network = rollout_s - sim - feat + update_s   # rollout forward passes + PPO updates
+    print(f"steps={result.global_step} updates={result.updates} wall={wall:.1f} s (one torch thread)")
+    print(f"environment steps per second: {result.global_step / wall:,.0f}")
+    for name, t in (("simulation", sim), ("featurisation", feat), ("network (forward + PPO update)", network)):
+        print(f"  {name:32s} {t:7.1f} s  {100 * t / wall:5.1f} %")
+    rest = wall - sim - feat - network
+    print(f"  {'other (validation, checkpoints)':32s} {rest:7.1f} s  {100 * rest / wall:5.1f} %")
+    print(f"best validation blocking rate: {result.best_blocking_rate:.4f} at update {result.best_update}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,178 @@
+"""The PAC-ML agent: masking, invariances, batching, learning, checkpoints, tracking."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("dgl")
+
+from pacml.agent.network import ActorCritic, MaskedCategorical, batch_graphs, make_dgl_graph  # noqa: E402
+from pacml.config import load_config  # noqa: E402
+from pacml.env.features import FeatureSpace, GraphFeatures, graph_features  # noqa: E402
+from pacml.sim.engine import ClusterModel  # noqa: E402
+
+from conftest import two_layer_graph  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.booleans(), min_size=17, max_size=17).filter(any),
+       st.lists(st.floats(-50, 50), min_size=17, max_size=17), st.integers(0, 2**31))
+def test_masking_never_selects_an_invalid_degree(mask, logits, seed):
+    m = torch.tensor([mask])
+    raw = torch.tensor([logits], dtype=torch.float32)
+    logits = torch.where(m, raw, torch.full_like(raw, -1e8))
+    dist = MaskedCategorical(logits, m)
+    gen = torch.Generator().manual_seed(seed)
+    for _ in range(5):
+        assert mask[int(dist.sample(gen)[0])]
+    assert mask[int(dist.mode()[0])]
+    ent = dist.entropy()
+    assert torch.isfinite(ent).all() and (ent >= -1e-6).all()
+
+
+def _paper_like_model(graphs=None):
+    cfg = load_config()
+    return ClusterModel(graphs or [two_layer_graph()], cfg)
+
+
+def _net(cfg, features, seed=0):
+    torch.manual_seed(seed)
+    return ActorCritic(cfg.agent, features.global_dim, features.num_actions)
+
+
+def test_network_is_permutation_invariant_over_node_order(paper_graphs):
+    cfg = load_config()
+    g = next(x for x in paper_graphs if x.name == "resnet18")
+    f = graph_features(g)
+    perm = np.random.default_rng(0).permutation(len(f.node))
+    inv = np.argsort(perm)
+    permuted = GraphFeatures(f.node[perm], f.edge, inv[f.src], inv[f.dst])
+    features = FeatureSpace([g], np.array([1.0]), 32, 17)
+    net = _net(cfg, features)
+    with torch.no_grad():
+        a = net.actor.encoder(make_dgl_graph(f))
+        b = net.actor.encoder(make_dgl_graph(permuted))
+    torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_distinct_graph_batching_equals_per_sample_computation(paper_graphs):
+    cfg = load_config()
+    model = ClusterModel(paper_graphs, cfg)
+    features = FeatureSpace(model.graphs, model.sequential_jct_s, 32, 17)
+    net = _net(cfg, features)
+    rng = np.random.default_rng(1)
+    n = 24
+    gi = rng.integers(0, len(paper_graphs), n)
+    glob = torch.from_numpy(rng.random((n, features.global_dim)).astype(np.float32))
+    mask = torch.from_numpy(rng.random((n, 17)) < 0.6)
+    mask[:, 0] = True
+    with torch.no_grad():
+        fast_logits, fast_v = net(batch_graphs(features.graph_features), torch.from_numpy(gi), glob, mask)
+        # the slow way: one graph per sample, batched, each sample gathering its own copy
+        per_sample = batch_graphs([features.graph_features[i] for i in gi])
+        slow_logits, slow_v = net(per_sample, torch.arange(n), glob, mask)
+    torch.testing.assert_close(fast_logits, slow_logits, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(fast_v, slow_v, rtol=1e-5, atol=1e-5)
+
+
+TOY = ["cluster.communication_groups=2", "cluster.racks_per_group=2", "cluster.servers_per_rack=1",
+       "cluster.max_degree=4", "workload.interarrival_s=200", "workload.horizon_s=3999",
+       "distributions.half.kind=uniform", "distributions.half.min=0.5", "distributions.half.max=0.5",
+       "ppo.num_envs=2", "ppo.num_steps=20", "ppo.num_minibatches=2", "ppo.validation_interval=5",
+       "ppo.learning_rate=0.003", "ppo.ent_coef=0.0", "ppo.gamma=0.9", "ppo.reward_scale=1.0"]
+
+
+def toy(*extra):
+    """4 workers, beta = 0.5, the toy job (500 s at degree 1) every 200 s for 20 decisions:
+    degree 1 and 2 always miss the requirement (2 by its transfers), 4 always meets it and
+    finishes before the next arrival. The best fixed degree is 4 (return +20)."""
+    cfg = load_config(overrides=[*TOY, *extra])
+    return cfg, ClusterModel([two_layer_graph()], cfg)
+
+
+def test_tiny_ppo_learns_the_best_fixed_degree(tmp_path):
+    from pacml.evaluation import run_episode
+    from pacml.policies.base import make_policy
+    from pacml.train.ppo import train
+
+    cfg, model = toy("ppo.total_timesteps=2400")
+    _, best = run_episode(model, make_policy("fixed-4"), "half", 0)
+    _, rnd = run_episode(model, make_policy("random"), "half", 0)
+    assert best["blocking_rate"] == 0.0 and rnd["blocking_rate"] > 0.3
+    result = train(cfg, model, "half", 0, tmp_path)
+    first, last = result.curve[0]["blocking_rate"], result.curve[-1]["blocking_rate"]
+    assert last == 0.0 and last < first or first == 0.0 and last == 0.0
+    agent = make_policy("pacml", str(tmp_path / "best.pt"))
+    _, met = run_episode(model, agent, "half", 123)
+    assert met["blocking_rate"] == 0.0 and met["mean_degree"] == 4.0
+
+
+def test_training_is_deterministic_and_resumes_exactly(tmp_path):
+    from pacml.train.ppo import train
+
+    cfg, _ = toy("ppo.total_timesteps=160")        # 4 updates of 2 envs x one 20-decision episode
+    full = train(cfg, toy()[1], "half", 3, tmp_path / "a")
+    again = train(cfg, toy()[1], "half", 3, tmp_path / "b")
+
+    class Killed(Exception):
+        pass
+
+    def kill_after_two(update, total, info):
+        if update == 2:
+            raise Killed
+
+    with pytest.raises(Killed):
+        train(cfg, toy()[1], "half", 3, tmp_path / "c", progress=kill_after_two)
+    resumed = train(cfg, toy()[1], "half", 3, tmp_path / "c")
+    weights = [torch.load(tmp_path / d / "last.pt", weights_only=False)["model"] for d in ("a", "b", "c")]
+    assert full.curve == again.curve and resumed.updates == full.updates == 4
+    for k in weights[0]:
+        assert torch.equal(weights[0][k], weights[1][k]), k     # same seed, same weights
+        assert torch.equal(weights[0][k], weights[2][k]), k     # killed and resumed: the same too
+
+
+def test_checkpoint_round_trip(tmp_path):
+    from pacml.train.checkpoint import checkpoint_config, load_checkpoint, save_checkpoint
+
+    cfg, model = toy()
+    features = FeatureSpace(model.graphs, model.sequential_jct_s, 4, 5)
+    net = _net(cfg, features, seed=5)
+    opt = torch.optim.Adam(net.parameters())
+    gen = torch.Generator().manual_seed(9)
+    save_checkpoint(tmp_path / "x.pt", net, opt, gen, cfg, {"update": 7})
+    other = _net(cfg, features, seed=6)
+    state = load_checkpoint(tmp_path / "x.pt", other, torch.optim.Adam(other.parameters()), torch.Generator())
+    assert state == {"update": 7}
+    for a, b in zip(net.state_dict().values(), other.state_dict().values()):
+        assert torch.equal(a, b)
+    assert checkpoint_config(tmp_path / "x.pt") == cfg
+
+
+def test_mlflow_layout_parent_and_children(tmp_path):
+    pytest.importorskip("mlflow")
+    from pacml.tracking import child_run, init_store, sqlite_uri
+
+    db = tmp_path / "mlflow.db"
+    parents = init_store(db, "exp", ["beta_a", "beta_b"], tmp_path / "art", {"git_commit": "abc"})
+    assert init_store(db, "exp", ["beta_a", "beta_b"], tmp_path / "art") == parents   # idempotent
+    with child_run(db, "exp", parents["beta_a"], "pacml seed=0 (train)",
+                   {"dist": "beta_a", "policy": "pacml", "seed": "0", "kind": "train"}) as run:
+        run.log_metrics({"charts/blocking_rate": 0.2}, step=10)
+        run.log_params({"ppo.gamma": 0.99})
+    import mlflow
+
+    mlflow.set_tracking_uri(sqlite_uri(db))
+    runs = mlflow.search_runs(experiment_names=["exp"], output_format="list")
+    by_kind = {}
+    for r in runs:
+        by_kind.setdefault(r.data.tags.get("kind"), []).append(r)
+    assert len(by_kind["parent"]) == 2
+    (child,) = by_kind["train"]
+    assert child.data.tags["mlflow.parentRunId"] == parents["beta_a"]
+    assert child.data.tags["policy"] == "pacml" and child.info.status == "FINISHED"
+    assert child.data.metrics["charts/blocking_rate"] == 0.2
+    assert child.data.params["ppo.gamma"] == "0.99"

@@ -1,0 +1,113 @@
+"""The Snakemake workflow: config validation, the planned DAG, lint, and the smoke profile end to end."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT
+
+pytest.importorskip("snakemake")
+
+
+def snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    shutil.copy(ROOT / "config.yaml", workdir / "config.yaml")
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(workdir), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir)
+
+
+def job_counts(text: str) -> dict[str, int]:
+    table = text[text.index("Job stats:"):]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M)}
+
+
+def test_schema_file_is_current():
+    from pacml.schema import config_schema
+
+    assert yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text()) == config_schema()
+
+
+def test_config_yaml_is_the_paper_setting_plus_workflow_choices():
+    from pacml.config import load_config
+
+    cfg = load_config(ROOT / "config.yaml")
+    assert cfg.cluster.num_workers == 32 and cfg.workload.horizon_s == 1e6
+    assert cfg.workflow.distributions == ("beta_a", "beta_b", "beta_c", "beta_d")
+
+
+def test_dry_run_plans_every_job_of_the_default_config(tmp_path):
+    out = snakemake(tmp_path, "-n", "--cores", "2")
+    assert out.returncode == 0, out.stderr + out.stdout
+    counts = job_counts(out.stdout)
+    # 4 distributions x 3 seeds; evaluation of 6 policies (pacml + 5 baselines) per replicate
+    assert counts == {"graphs": 1, "graph_summary": 1, "mlflow_init": 1, "train": 12, "evaluate": 72,
+                      "aggregate": 4, "summary": 1, "load_sweep": 1, "figures": 1, "report": 1, "all": 1,
+                      "total": 96}
+
+
+def test_one_distribution_reruns_alone(tmp_path):
+    out = snakemake(tmp_path, "-n", "--cores", "2", "results/beta_c/summary.csv", "--forcerun=train")
+    assert out.returncode == 0, out.stderr + out.stdout
+    counts = job_counts(out.stdout)
+    assert counts["train"] == 3 and counts["evaluate"] == 18 and counts["aggregate"] == 1
+
+
+def test_lint_is_clean(tmp_path):
+    out = snakemake(tmp_path, "--lint")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Congratulations" in out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("override,key", [
+    ("cluster={racks_per_group: 0}", "cluster.racks_per_group"),
+    ("workflow={distributions: [beta_z]}", r"workflow.distributions\[0\]"),
+    ("cluster={rackz: 3}", "rackz"),
+    ("ppo={gamma: high}", "gamma"),
+])
+def test_bad_config_is_rejected_before_any_job_naming_the_key(tmp_path, override, key):
+    out = snakemake(tmp_path, "-n", "--cores", "1", "--config", override)
+    assert out.returncode != 0
+    assert re.search(key, out.stdout + out.stderr), out.stdout + out.stderr
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.slow
+def test_smoke_profile_end_to_end(tmp_path):
+    out = snakemake(tmp_path, "--cores", "2", "--config", "workflow={profile: smoke}", timeout=900)
+    assert out.returncode == 0, out.stderr[-4000:]
+    planned = snakemake(tmp_path, "-n", "--cores", "2", "--config", "workflow={profile: smoke}")
+    assert "Nothing to be done" in planned.stdout + planned.stderr      # a rerun redoes nothing
+    res = tmp_path / "results"
+    import pandas as pd
+
+    for d in ("beta_a", "beta_d"):
+        summary = pd.read_csv(res / d / "summary.csv")
+        assert set(summary["policy"]) == {"pacml", "para_max", "para_min"}
+        assert {"mean", "ci95", "n"} <= set(summary.columns)
+        rows = json.loads((res / d / "eval" / "pacml_seed0.json").read_text())
+        assert rows[0]["jobs_arrived"] > 0 and 0 <= rows[0]["blocking_rate"] <= 1
+        curve = json.loads((res / d / "train" / "seed0" / "curve.json").read_text())
+        assert curve["curve"] and (res / d / "train" / "seed0" / "best.pt").stat().st_size > 0
+    assert "| pacml |" in (res / "summary.md").read_text()
+    assert len(pd.read_csv(res / "graph_summary.csv")) == 5
+    assert len(pd.read_csv(res / "load_sweep.csv")) > 0
+    for name in ("beta_distributions", "validation_curves", "performance_bars", "completed_jobs", "speedup",
+                 "performance_vs_load", "graph_characterisation"):
+        assert (res / "figures" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (res / "figures" / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
+    assert "<html" in (res / "report.html").read_text(errors="ignore")[:5000].lower()
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{res / 'mlflow' / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["pacml"], output_format="list")
+    kinds = [r.data.tags.get("kind") for r in runs]
+    assert kinds.count("parent") == 2 and kinds.count("train") == 2 and kinds.count("evaluate") == 6
+    parents = {r.info.run_id for r in runs if r.data.tags.get("kind") == "parent"}
+    assert all(r.data.tags["mlflow.parentRunId"] in parents for r in runs if r.data.tags.get("kind") != "parent")
