@@ -127,12 +127,16 @@ def test_training_is_deterministic_and_resumes_exactly(tmp_path):
 
     with pytest.raises(Killed):
         train(cfg, toy()[1], "half", 3, tmp_path / "c", progress=kill_after_two)
+    (tmp_path / "c" / "best.pt").unlink(missing_ok=True)   # as Snakemake deletes an incomplete job's outputs
     resumed = train(cfg, toy()[1], "half", 3, tmp_path / "c")
     weights = [torch.load(tmp_path / d / "last.pt", weights_only=False)["model"] for d in ("a", "b", "c")]
     assert full.curve == again.curve and resumed.updates == full.updates == 4
     for k in weights[0]:
         assert torch.equal(weights[0][k], weights[1][k]), k     # same seed, same weights
         assert torch.equal(weights[0][k], weights[2][k]), k     # killed and resumed: the same too
+    best = [torch.load(tmp_path / d / "best.pt", weights_only=False)["model"] for d in ("a", "c")]
+    for k in best[0]:
+        assert torch.equal(best[0][k], best[1][k]), k          # and its best.pt is rewritten
 
 
 def test_checkpoint_round_trip(tmp_path):

@@ -31,6 +31,12 @@ def _save(fig, stem_png: str, stem_pdf: str) -> None:
     fig.savefig(stem_pdf)
 
 
+def matplotlib_null_formatter():
+    from matplotlib.ticker import NullFormatter
+
+    return NullFormatter()
+
+
 def _label(policy: str) -> str:
     return POLICY_LABELS.get(policy, policy)
 
@@ -84,7 +90,8 @@ def performance_bars(tidy: pd.DataFrame, png: str, pdf: str) -> None:
         sub["policy"] = sub["policy"].map(_label)
         sns.barplot(data=sub, x="dist", y="value", hue="policy", errorbar=("ci", 95), ax=ax)
         ax.set(xlabel="β distribution", ylabel=ylabel)
-        ax.legend(fontsize=7)
+    axes[0].get_legend().remove()
+    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     _save(fig, png, pdf)
 
 
@@ -94,10 +101,12 @@ def completed_jobs(jobs: pd.DataFrame, png: str, pdf: str) -> None:
     done["policy"] = done["policy"].map(_label)
     cols = [("num_workers", "# workers / job"), ("beta", "β"), ("sequential_jct_s", "JCT$^{seq}$ (s)"),
             ("job_bytes", "Σ op mem + Σ dep size (B)"), ("action", "Degree")]
+    intrinsic = {"beta", "sequential_jct_s", "job_bytes"}   # defined for every arrived job
     fig, axes = plt.subplots(1, len(cols), figsize=(3.0 * len(cols), 3.0))
     for ax, (col, label) in zip(axes, cols):
         sns.pointplot(data=done, x="dist", y=col, hue="policy", errorbar=None, ax=ax, markersize=4, linestyle="none")
-        ax.axhline(jobs[col].mean(), color="grey", lw=0.8, ls=":")
+        if col in intrinsic:
+            ax.axhline(jobs[col].mean(), color="grey", lw=0.8, ls=":")
         ax.set(xlabel="", ylabel=label)
         if ax is not axes[-1] and ax.get_legend() is not None:
             ax.get_legend().remove()
@@ -133,6 +142,7 @@ def performance_vs_load(sweep: pd.DataFrame, png: str, pdf: str) -> None:
         sns.lineplot(data=sweep, x="interarrival_s", y=col, hue="policy", style="policy", markers=True,
                      errorbar=("ci", 95), ax=ax)
         ax.set(xscale="log", xlabel="Interarrival time (s)", ylabel=label)
+        ax.xaxis.set_minor_formatter(matplotlib_null_formatter())
         if ax is not axes[-1] and ax.get_legend() is not None:
             ax.get_legend().remove()
     _save(fig, png, pdf)

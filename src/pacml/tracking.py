@@ -103,14 +103,26 @@ class Run:
 
 @contextmanager
 def child_run(db_path: str | Path, experiment: str, parent_run_id: str, name: str, tags: dict[str, str]) -> Iterator[Run]:
-    """A child run under ``parent_run_id`` (the UI nests it through ``mlflow.parentRunId``)."""
+    """A child run under ``parent_run_id`` (the UI nests it through ``mlflow.parentRunId``).
+
+    If the same job (parent, dist, policy, seed, kind) left an unfinished run -- the job was
+    killed -- that run is continued instead of a second one being created."""
     mlflow = _mlflow(sqlite_uri(db_path))
     client = mlflow.MlflowClient()
     exp = client.get_experiment_by_name(experiment)
     if exp is None:
         raise RuntimeError(f"MLflow experiment {experiment!r} does not exist in {db_path}: run the mlflow_init rule first")
     all_tags = {"mlflow.parentRunId": parent_run_id, **{k: str(v) for k, v in tags.items()}}
-    run = client.create_run(exp.experiment_id, run_name=name, tags=all_tags)
+    # a job killed mid-run left its run unfinished: a rerun of that job continues it
+    query = " and ".join(f"tags.`{k}` = '{v}'" for k, v in all_tags.items() if k in ("mlflow.parentRunId", "dist",
+                                                                                      "policy", "seed", "kind"))
+    unfinished = [r for r in client.search_runs([exp.experiment_id], filter_string=query)
+                  if r.info.status in ("RUNNING", "FAILED", "KILLED")]
+    if unfinished:
+        run = unfinished[0]
+        client.update_run(run.info.run_id, status="RUNNING")
+    else:
+        run = client.create_run(exp.experiment_id, run_name=name, tags=all_tags)
     status = "FAILED"
     try:
         yield Run(mlflow, run.info.run_id)

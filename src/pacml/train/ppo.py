@@ -2,7 +2,7 @@
 
 ``train`` seeds everything, builds ``num_envs`` environments over one shared cluster model,
 then repeats: anneal the learning rate, ``collect_rollout``, ``compute_gae``, ``ppo_update``,
-log, validate greedily every ``validation_interval`` updates (keeping the best checkpoint
+log, validate greedily after the first update and every ``validation_interval`` updates (keeping the best checkpoint
 by blocking rate, and the last), checkpoint. A killed run resumes from its last checkpoint.
 
 Implementation details and their sources (every deliberate choice is a `PPOConfig` field):
@@ -267,7 +267,7 @@ def train(cfg: Config, model: ClusterModel, dist: str, seed: int, out_dir: str |
         if envs.finished:
             metrics["charts/train_blocking_rate"] = float(np.mean([m["blocking_rate"] for m in envs.finished]))
             envs.finished.clear()
-        if update % p.validation_interval == 0 or update == num_updates:
+        if update == 1 or update % p.validation_interval == 0 or update == num_updates:
             val = greedy_episode(net, graphs, model, features, dist, p.validation_seed)
             metrics["charts/blocking_rate"] = val["blocking_rate"]
             metrics["charts/demand_throughput"] = val["demand_throughput"]
@@ -276,8 +276,7 @@ def train(cfg: Config, model: ClusterModel, dist: str, seed: int, out_dir: str |
                 k: val[k] for k in ("blocking_rate", "demand_throughput", "mean_jct", "mean_jct_speedup", "mean_degree")}})
             if val["blocking_rate"] < state["best"][0]:
                 state["best"] = (val["blocking_rate"], update)
-                save_checkpoint(out_dir / "best.pt", net, opt, gen, cfg, {**state, "update": update,
-                                                                           "episodes_started": envs.episodes_started})
+                state["best_model"] = {k: v.detach().clone() for k, v in net.state_dict().items()}
         state["wall_s"] = time.perf_counter() - started
         state["update"] = update
         state["episodes_started"] = envs.episodes_started
@@ -287,5 +286,12 @@ def train(cfg: Config, model: ClusterModel, dist: str, seed: int, out_dir: str |
         if progress is not None:
             progress(update, num_updates, {"val_blocking": state["best"][0] if state["curve"] else None,
                                            "sps": metrics["perf/steps_per_s"]})
+    # best.pt is written last, from the best weights that last.pt also carries: a job killed
+    # and rerun (Snakemake deletes an incomplete job's outputs) still ends with its best.pt
+    best_state = {k: v for k, v in state.items() if k != "best_model"}
+    current = {k: v.detach().clone() for k, v in net.state_dict().items()}
+    net.load_state_dict(state.get("best_model") or current)
+    save_checkpoint(out_dir / "best.pt", net, opt, gen, cfg, {**best_state, "update": state["best"][1]})
+    net.load_state_dict(current)
     return TrainResult(state["best"][0], state["best"][1], state["update"], state["global_step"],
                        time.perf_counter() - started, state["curve"])
