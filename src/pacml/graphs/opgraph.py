@@ -131,11 +131,7 @@ class OpGraph:
     @cached_property
     def depth(self) -> int:
         """Number of dependencies on the longest path of the DAG."""
-        longest = np.zeros(self.num_ops, dtype=np.int64)
-        for v in self.topological_order:
-            for p in self.parents[v]:
-                longest[v] = max(longest[v], longest[p] + 1)
-        return int(longest.max()) if self.num_ops else 0
+        return int(self.op_depth.max()) if self.num_ops else 0
 
     @cached_property
     def op_depth(self) -> np.ndarray:
