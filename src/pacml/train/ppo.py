@@ -3,7 +3,9 @@
 ``train`` seeds everything, builds ``num_envs`` environments over one shared cluster model,
 then repeats: anneal the learning rate, ``collect_rollout``, ``compute_gae``, ``ppo_update``,
 log, validate greedily after the first update and every ``validation_interval`` updates (keeping the best checkpoint
-by blocking rate, and the last), checkpoint. A killed run resumes from its last checkpoint.
+by blocking rate, and the last), checkpoint. A killed run resumes from its last checkpoint, which
+is taken where every environment begins a new episode, so the resumed run ends with the same
+weights as an uninterrupted one.
 
 Implementation details and their sources (every deliberate choice is a `PPOConfig` field):
 masked categorical with finite logits and corrected entropy (sb3-contrib), GAE (Schulman et
@@ -97,6 +99,10 @@ class VecEnv:
                 obs = self._reset(i)
             self.obs[i] = obs
         return rewards, dones
+
+    def at_episode_start(self) -> bool:
+        """Every environment has just begun an episode (a checkpoint here resumes exactly)."""
+        return all(not env.episode.records for env in self.envs)
 
     def stacked(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         gi = torch.tensor([o["graph_index"] for o in self.obs], dtype=torch.long)
@@ -243,6 +249,7 @@ def train(cfg: Config, model: ClusterModel, dist: str, seed: int, out_dir: str |
     st = Storage.empty(p.num_steps, p.num_envs, features.global_dim, features.num_actions)
     next_done = torch.zeros(p.num_envs)
     started = time.perf_counter() - state["wall_s"]
+    last_saved = state["update"]
     for update in range(state["update"] + 1, num_updates + 1):
         if p.anneal_lr:
             opt.param_groups[0]["lr"] = (1.0 - (update - 1.0) / num_updates) * p.learning_rate
@@ -280,7 +287,11 @@ def train(cfg: Config, model: ClusterModel, dist: str, seed: int, out_dir: str |
         state["wall_s"] = time.perf_counter() - started
         state["update"] = update
         state["episodes_started"] = envs.episodes_started
-        save_checkpoint(out_dir / "last.pt", net, opt, gen, cfg, state)
+        # checkpoint where every env starts a new episode (resume is then exact), and at
+        # least every 10 updates when episodes never align (exponential interarrivals)
+        if envs.at_episode_start() or update - last_saved >= 10 or update == num_updates:
+            save_checkpoint(out_dir / "last.pt", net, opt, gen, cfg, state)
+            last_saved = update
         if log is not None:
             log(metrics, state["global_step"])
         if progress is not None:
