@@ -44,10 +44,11 @@ def main() -> None:
     ap.add_argument("--graphs", default=str(DEFAULT_GRAPHS))
     ap.add_argument("--steps", type=int, default=100_000)
     ap.add_argument("--dist", default="beta_a")
-    ap.add_argument("--config", default=None)
+    ap.add_argument("--config", default=str(Path(__file__).resolve().parents[1] / "config.yaml"))
     args = ap.parse_args()
     torch.set_num_threads(1)
-    cfg = load_config(args.config, [f"ppo.total_timesteps={args.steps}", "ppo.torch_threads=1"])
+    cfg = load_config(args.config, [f"ppo.total_timesteps={args.steps}", "ppo.torch_threads=1",
+                                    "workload.offered_load=null"])   # the paper's 1000 s interarrival
     model = ClusterModel(load_graph_dir(args.graphs, names=cfg.graphs.models), cfg)
     engine.Episode.step = timed("simulation", engine.Episode.step)
     FeatureSpace.decision_vector = timed("featurisation", FeatureSpace.decision_vector)

@@ -145,7 +145,7 @@ class AgentConfig:
     out)."""
     separate_critic: bool = True
     """The critic has its own graph network (RLlib vf_share_layers=False)."""
-    lookahead_features: bool = True
+    lookahead_features: bool = False
     """Extension beyond the paper: also show, per degree, whether the first-fit placer can
     place the job now and whether its exact JCT then meets the requirement (the paper's
     agent sees only the optimistic mask, ddls B9). false reproduces the paper's inputs."""
