@@ -52,6 +52,17 @@ def test_dry_run_plans_every_job_of_the_default_config(tmp_path):
                       "total": 96}
 
 
+def test_config_edits_rerun_what_they_affect(tmp_path):
+    target = "results/graph_summary.csv"   # targets go before --config, which takes every word after it
+    out = snakemake(tmp_path, target, "--cores", "2", "--config", "workflow={profile: smoke}")
+    assert out.returncode == 0, out.stderr[-3000:]
+    same = snakemake(tmp_path, target, "-n", "--cores", "2", "--config", "workflow={profile: smoke}")
+    assert "Nothing to be done" in same.stdout + same.stderr
+    changed = snakemake(tmp_path, target, "-n", "--cores", "2", "--config", "workflow={profile: smoke}",
+                        "workload={num_training_steps: 20}")
+    assert job_counts(changed.stdout)["graphs"] == 1
+
+
 def test_one_distribution_reruns_alone(tmp_path):
     out = snakemake(tmp_path, "-n", "--cores", "2", "results/beta_c/summary.csv", "--forcerun=train")
     assert out.returncode == 0, out.stderr + out.stdout
@@ -70,6 +81,7 @@ def test_lint_is_clean(tmp_path):
     ("workflow={distributions: [beta_z]}", r"workflow.distributions\[0\]"),
     ("cluster={rackz: 3}", "rackz"),
     ("ppo={gamma: high}", "gamma"),
+    ("graphs={source: pipedream, pipedream_dir: /no/such/dir}", "graphs.pipedream_dir"),
 ])
 def test_bad_config_is_rejected_before_any_job_naming_the_key(tmp_path, override, key):
     out = snakemake(tmp_path, "-n", "--cores", "1", "--config", override)

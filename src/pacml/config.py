@@ -504,3 +504,20 @@ def config_hash(cfg: Config) -> str:
 
     blob = json.dumps(dataclasses.asdict(cfg), sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def section_hash(cfg: Config, *keys: str) -> str:
+    """A short hash of the named (dotted) parts of the config, e.g. ``section_hash(cfg,
+    "cluster", "workload.num_training_steps")``."""
+    import hashlib
+    import json
+
+    tree = dataclasses.asdict(cfg)
+    parts = {}
+    for key in keys:
+        node = tree
+        for k in key.split("."):
+            node = node[k]
+        parts[key] = node
+    blob = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]

@@ -266,3 +266,16 @@ def write_report(snakefile: str, config: dict, targets: list[str], out_html: str
            "--report", str(out_html), "--nolock", "--configfile", fh.name, "--cores", "1", *targets]
     subprocess.run(cmd, check=True)
     Path(fh.name).unlink()
+
+
+def check_workflow_inputs(cfg: Config) -> None:
+    """Checks the workflow makes before any job: inputs named by the config exist."""
+    from pacml.errors import ConfigError
+
+    if cfg.graphs.source == "pipedream" and not Path(cfg.graphs.pipedream_dir).is_dir():
+        raise ConfigError("graphs.pipedream_dir", cfg.graphs.pipedream_dir, "no such directory", "config.yaml")
+    figures = cfg.extra.get("figures", {})
+    dist = figures.get("load_sweep_dist")
+    if dist is not None and dist not in cfg.workflow.distributions:
+        raise ConfigError("figures.load_sweep_dist", dist,
+                          f"must be one of workflow.distributions {list(cfg.workflow.distributions)}", "config.yaml")

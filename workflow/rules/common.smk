@@ -1,11 +1,17 @@
 # Validation, names and paths shared by every rule.
-from pacml.config import config_from_dict, normalise_cli_values
+from pacml.config import config_from_dict, normalise_cli_values, section_hash
+from pacml.workflow_api import check_workflow_inputs
 from snakemake.utils import validate
 
 
 config.update(normalise_cli_values(config))  # --config nests values as text
 validate(config, "../schemas/config.schema.yaml")
 CFG = config_from_dict(config, "config.yaml")  # typed validation: errors name the dotted key
+check_workflow_inputs(CFG)
+# Params that change with the config, so that `--config` edits rerun what they affect
+# (Snakemake's "params" rerun trigger): the graphs' settings, and everything that shapes a run.
+GRAPHS_HASH = section_hash(CFG, "graphs", "workload.num_training_steps")
+RUN_HASH = section_hash(CFG, "graphs", "cluster", "partition", "workload", "distributions", "agent", "ppo")
 DISTS = list(CFG.workflow.distributions)
 SEEDS = list(CFG.workflow.train_seeds)
 BASELINES = list(CFG.workflow.baselines)

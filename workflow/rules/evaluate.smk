@@ -9,6 +9,7 @@ rule evaluate:
         metrics="results/{dist}/eval/{policy}_seed{seed}.json",
         jobs="results/{dist}/eval/{policy}_seed{seed}_jobs.csv",
     params:
+        config_hash=RUN_HASH,
         db=TRACKING["db"],
         experiment=TRACKING["experiment"],
     log:
@@ -76,6 +77,7 @@ rule load_sweep:
     output:
         "results/load_sweep.csv",
     params:
+        config_hash=RUN_HASH,
         dist=FIG["load_sweep_dist"],
         loads=FIG["load_sweep_offered_loads"],
         policies=FIG["load_sweep_policies"],

@@ -5,6 +5,7 @@ rule graphs:
         expand("results/graphs/{model}.json", model=MODELS),
     params:
         source=CFG.graphs.source,
+        config_hash=GRAPHS_HASH,
     log:
         "results/logs/graphs.log",
     benchmark:

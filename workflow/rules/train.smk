@@ -30,6 +30,7 @@ rule train:
         checkpoint="results/{dist}/train/seed{seed}/best.pt",
         curve="results/{dist}/train/seed{seed}/curve.json",
     params:
+        config_hash=RUN_HASH,
         db=TRACKING["db"],
         experiment=TRACKING["experiment"],
     log:
