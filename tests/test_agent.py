@@ -79,7 +79,7 @@ def test_distinct_graph_batching_equals_per_sample_computation(paper_graphs):
     torch.testing.assert_close(fast_v, slow_v, rtol=1e-5, atol=1e-5)
 
 
-TOY = ["cluster.communication_groups=2", "cluster.racks_per_group=2", "cluster.servers_per_rack=1",
+TOY = ["graphs.models=[]", "cluster.communication_groups=2", "cluster.racks_per_group=2", "cluster.servers_per_rack=1",
        "cluster.max_degree=4", "workload.interarrival_s=200", "workload.horizon_s=3999",
        "distributions.half.kind=uniform", "distributions.half.min=0.5", "distributions.half.max=0.5",
        "ppo.num_envs=2", "ppo.num_steps=20", "ppo.num_minibatches=2", "ppo.validation_interval=5",
@@ -109,6 +109,14 @@ def test_tiny_ppo_learns_the_best_fixed_degree(tmp_path):
     agent = make_policy("pacml", str(tmp_path / "best.pt"))
     _, met = run_episode(model, agent, "half", 123)
     assert met["blocking_rate"] == 0.0 and met["mean_degree"] == 4.0
+    # the CLI path without --config evaluates in the checkpoint's own experiment
+    from pacml.graphs.io import write_graph
+    from pacml.workflow_api import evaluate_policy
+
+    (tmp_path / "g").mkdir()
+    write_graph(two_layer_graph(), tmp_path / "g" / "toy.json")
+    rows = evaluate_policy(tmp_path / "g", "pacml", "half", [123], checkpoint=str(tmp_path / "best.pt"))
+    assert rows[0]["blocking_rate"] == 0.0 and rows[0]["jobs_arrived"] == 20
 
 
 def test_training_is_deterministic_and_resumes_exactly(tmp_path):

@@ -30,15 +30,34 @@ def _write_json(path: str | Path, data) -> None:
     tmp.replace(path)
 
 
-def _cfg(config, overrides) -> Config:
-    return config if isinstance(config, Config) else load_config(config, overrides)
+def _cfg(config, overrides, checkpoint: str | Path | None = None) -> Config:
+    """The run's config. Without a config file, an agent is run in the experiment it was
+    trained in (its checkpoint's config), overrides applied on top."""
+    if isinstance(config, Config):
+        return config
+    if config is None and checkpoint is not None:
+        import tempfile
+
+        import yaml
+
+        from pacml.train.checkpoint import checkpoint_config
+
+        data = dataclasses.asdict(checkpoint_config(checkpoint))
+        data.update(data.pop("extra", None) or {})
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
+            yaml.safe_dump(json.loads(json.dumps(data, default=list)), fh)
+        try:
+            return load_config(fh.name, overrides)
+        finally:
+            Path(fh.name).unlink()
+    return load_config(config, overrides)
 
 
 def simulate(graphs_dir, policy: str, dist: str, seed: int, config: str | Config | None = None,
              overrides: list[str] = (), out: str | Path | None = None, checkpoint: str | None = None,
              records_csv: str | Path | None = None) -> dict:
     """Run one episode of ``policy`` on ``dist``; write its metrics (and job records) if asked."""
-    cfg = _cfg(config, overrides)
+    cfg = _cfg(config, overrides, checkpoint)
     get_distribution(cfg.distributions, dist)
     pol = make_policy(policy, checkpoint, cfg.cluster.max_degree)
     model = build_model(graphs_dir, cfg)
@@ -63,7 +82,7 @@ def evaluate_policy(graphs_dir, policy: str, dist: str, seeds, config: str | Con
                     records_csv: str | Path | None = None) -> list[dict]:
     """Evaluate ``policy`` on each test seed; write the tidy rows as JSON (and every job's
     record as CSV) if asked. ``replicate`` seeds a stochastic policy's own generator."""
-    cfg = _cfg(config, overrides)
+    cfg = _cfg(config, overrides, checkpoint)
     get_distribution(cfg.distributions, dist)
     pol = make_policy(policy, checkpoint, cfg.cluster.max_degree)
     model = build_model(graphs_dir, cfg)
