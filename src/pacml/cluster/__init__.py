@@ -1,0 +1,1 @@
+"""The RAMP cluster: topology, transfer times and first-fit placement (pure, no I/O)."""

@@ -1,0 +1,1 @@
+"""Partitioning policies: the protocol, the name registry and the baselines."""

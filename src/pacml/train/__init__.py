@@ -1,0 +1,1 @@
+"""PPO training of the PAC-ML agent and its checkpoints (imports torch and dgl)."""
