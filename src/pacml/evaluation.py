@@ -1,8 +1,6 @@
-"""Run policies over seeded episodes and collect tidy metric rows."""
+"""Run a policy over one seeded episode: its job records and metrics."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -32,11 +30,3 @@ def run_episode(model: ClusterModel, policy: Policy, dist: str, seed: int,
     metrics = episode_metrics(episode.records, model.topology.num_workers, w.horizon_s, w.num_training_steps)
     return episode.records, metrics
 
-
-def evaluate(model: ClusterModel, policy: Policy, dist: str, seeds: Sequence[int]) -> list[dict]:
-    """One tidy row per seed: dist, policy, seed and every metric."""
-    rows = []
-    for seed in seeds:
-        _, metrics = run_episode(model, policy, dist, seed)
-        rows.append({"dist": dist, "policy": policy.name, "seed": int(seed), **metrics})
-    return rows

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from pacml.config import Config, load_config
-from pacml.evaluation import evaluate, run_episode
+from pacml.evaluation import run_episode
 from pacml.graphs.io import load_graph_dir
 from pacml.policies.base import make_policy
 from pacml.sim.engine import ClusterModel

@@ -77,7 +77,7 @@ def graph_from_dict(data: dict, path: str = "<dict>") -> OpGraph:
         if not np.all(np.isfinite(arr)) or np.any(arr < 0):
             raise GraphFormatError(path, "times and sizes must be finite and >= 0")
     try:
-        graph.topological_order
+        _ = graph.topological_order   # computing it raises on a cycle
     except ValueError as exc:
         raise GraphFormatError(path, str(exc)) from None
     return graph

@@ -148,7 +148,7 @@ def parse_pipedream(text: str, path: str = "<string>", name: str | None = None,
         num_training_steps=num_training_steps,
     )
     try:
-        graph.topological_order
+        _ = graph.topological_order   # computing it raises on a cycle
     except ValueError as exc:
         op = int(str(exc).rsplit(" ", 1)[-1])
         raise GraphFormatError(path, f"the graph has a cycle through {graph.op_names[op]!r}") from None
