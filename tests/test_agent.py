@@ -188,3 +188,18 @@ def test_mlflow_layout_parent_and_children(tmp_path):
     assert child.data.tags["policy"] == "pacml" and child.info.status == "FINISHED"
     assert child.data.metrics["charts/blocking_rate"] == 0.2
     assert child.data.params["ppo.gamma"] == "0.99"
+
+
+def test_init_degree_bias_starts_at_maximum_parallelisation(paper_graphs):
+    cfg = load_config(overrides=["agent.init_degree_bias=3.0"])
+    model = ClusterModel(paper_graphs, cfg)
+    features = FeatureSpace(model.graphs, model.sequential_jct_s, 32, 17)
+    net = _net(cfg, features)
+    rng = np.random.default_rng(0)
+    glob = torch.from_numpy(rng.random((8, features.global_dim)).astype(np.float32))
+    mask = torch.zeros(8, 17, dtype=torch.bool)
+    for i, valid in enumerate([(0, 1, 2, 4, 6, 8, 16)] * 4 + [(0, 1, 2, 4)] * 4):
+        mask[i, list(valid)] = True
+    with torch.no_grad():
+        logits, _ = net(batch_graphs(features.graph_features), torch.arange(8) % 5, glob, mask)
+    assert MaskedCategorical(logits, mask).mode().tolist() == [16] * 4 + [4] * 4

@@ -145,6 +145,9 @@ class AgentConfig:
     out)."""
     separate_critic: bool = True
     """The critic has its own graph network (RLlib vf_share_layers=False)."""
+    init_degree_bias: float = 0.0
+    """Initial logit of degree a is this x a / max_degree (0: no preference). Positive values
+    start the policy near maximum parallelisation, the canonical default, to improve from."""
     lookahead_features: bool = False
     """Extension beyond the paper: also show, per degree, whether the first-fit placer can
     place the job now and whether its exact JCT then meets the requirement (the paper's

@@ -128,6 +128,9 @@ class ActorCritic(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.actor = Tower(cfg, global_dim, num_actions, 0.01)
+        if cfg.init_degree_bias:
+            with torch.no_grad():   # start near maximum parallelisation (see AgentConfig)
+                self.actor.head[-1].bias.copy_(cfg.init_degree_bias * torch.arange(num_actions) / (num_actions - 1))
         self.critic = Tower(cfg, global_dim, 1, 1.0) if cfg.separate_critic else None
         if self.critic is None:
             self.value_head = _mlp(cfg.node_dim + cfg.graph_dim, cfg.head_hiddens, 1,
