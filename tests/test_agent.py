@@ -203,3 +203,17 @@ def test_init_degree_bias_starts_at_maximum_parallelisation(paper_graphs):
     with torch.no_grad():
         logits, _ = net(batch_graphs(features.graph_features), torch.arange(8) % 5, glob, mask)
     assert MaskedCategorical(logits, mask).mode().tolist() == [16] * 4 + [4] * 4
+
+
+def test_a_checkpoint_of_another_config_is_not_resumed(tmp_path):
+    from pacml.train.ppo import train
+
+    cfg, _ = toy("ppo.total_timesteps=80")
+    first = train(cfg, toy()[1], "half", 3, tmp_path)
+    assert first.updates == 2
+    again = train(cfg, toy()[1], "half", 3, tmp_path)          # same config: resumed, nothing to do
+    assert again.updates == 2 and again.curve == first.curve
+    other, _ = toy("ppo.total_timesteps=80", "ppo.learning_rate=0.001")
+    fresh = train(other, toy()[1], "half", 3, tmp_path)        # another config: trains from scratch
+    assert fresh.updates == 2 and (tmp_path / "last.pt.stale").exists()
+    assert len(fresh.curve) == 2     # validated after update 1 and the last, not appended to the old curve

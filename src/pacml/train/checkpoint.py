@@ -7,7 +7,14 @@ from pathlib import Path
 
 import torch
 
-from pacml.config import Config, config_from_dict, config_hash
+from pacml.config import Config, config_from_dict, config_hash, section_hash
+
+RUN_SECTIONS = ("graphs", "cluster", "partition", "workload", "distributions", "agent", "ppo")
+"""The config sections a training run depends on (the workflow section does not count)."""
+
+
+def run_hash(cfg: Config) -> str:
+    return section_hash(cfg, *RUN_SECTIONS)
 
 
 def save_checkpoint(path: str | Path, net, opt, gen: torch.Generator, cfg: Config, state: dict) -> None:
@@ -21,6 +28,7 @@ def save_checkpoint(path: str | Path, net, opt, gen: torch.Generator, cfg: Confi
         "torch_rng": torch.get_rng_state(),
         "config": dataclasses.asdict(cfg),
         "config_hash": config_hash(cfg),
+        "run_hash": run_hash(cfg),
         "state": state,
     }, tmp)
     tmp.replace(path)
@@ -47,3 +55,8 @@ def checkpoint_config(path: str | Path) -> Config:
     data = dict(ckpt["config"])
     data.update(data.pop("extra", None) or {})   # re-applying its profile changes nothing
     return config_from_dict(data, str(path))
+
+
+def checkpoint_run_hash(path: str | Path) -> str | None:
+    """The `run_hash` of the config a checkpoint was trained with (None for an old file)."""
+    return torch.load(path, map_location="cpu", weights_only=False).get("run_hash")

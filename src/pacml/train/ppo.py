@@ -30,7 +30,7 @@ from pacml.config import Config
 from pacml.env.features import FeatureSpace
 from pacml.env.partition_env import PartitionEnv
 from pacml.sim.engine import ClusterModel
-from pacml.train.checkpoint import load_checkpoint, save_checkpoint
+from pacml.train.checkpoint import checkpoint_run_hash, load_checkpoint, run_hash, save_checkpoint
 
 TRAIN_SEED_NAMESPACE = 0x7ACE
 """Training episodes draw from SeedSequence((TRAIN_SEED_NAMESPACE, seed), spawn_key=(env, k)),
@@ -242,7 +242,13 @@ def train(cfg: Config, model: ClusterModel, dist: str, seed: int, out_dir: str |
     num_updates = max(1, p.total_timesteps // batch_size)
     state = {"update": 0, "global_step": 0, "episodes_started": None, "best": (float("inf"), 0), "curve": [],
              "wall_s": 0.0}
-    resumed = load_checkpoint(out_dir / "last.pt", net, opt, gen)
+    resumed = None
+    last = out_dir / "last.pt"
+    if last.exists():
+        if checkpoint_run_hash(last) == run_hash(cfg):
+            resumed = load_checkpoint(last, net, opt, gen)
+        else:   # trained under another config: never resume it
+            last.replace(out_dir / "last.pt.stale")
     if resumed is not None:
         state.update(resumed)
     envs = VecEnv(model, dist, features, p.num_envs, seed, state["episodes_started"])
