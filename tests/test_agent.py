@@ -217,3 +217,18 @@ def test_a_checkpoint_of_another_config_is_not_resumed(tmp_path):
     fresh = train(other, toy()[1], "half", 3, tmp_path)        # another config: trains from scratch
     assert fresh.updates == 2 and (tmp_path / "last.pt.stale").exists()
     assert len(fresh.curve) == 2     # validated after update 1 and the last, not appended to the old curve
+
+
+def test_training_from_several_starts_keeps_the_best_by_validation(tmp_path):
+    from pacml.graphs.io import write_graph
+    from pacml.workflow_api import train as train_job
+
+    (tmp_path / "g").mkdir()
+    write_graph(two_layer_graph(), tmp_path / "g" / "toy.json")
+    cfg, _ = toy("ppo.total_timesteps=80", "agent.init_degree_biases=[0.0, 3.0]")
+    summary = train_job(tmp_path / "g", "half", 3, cfg, out=tmp_path / "out")
+    starts = [torch.load(tmp_path / "out" / f"start{k}" / "best.pt", weights_only=False) for k in (0, 1)]
+    rates = [s["state"]["best"][0] for s in starts]
+    chosen = min(range(2), key=lambda k: (rates[k], k))
+    assert summary["best_blocking_rate"] == rates[chosen]
+    assert (tmp_path / "out" / "best.pt").read_bytes() == (tmp_path / "out" / f"start{chosen}" / "best.pt").read_bytes()

@@ -148,6 +148,10 @@ class AgentConfig:
     init_degree_bias: float = 0.0
     """Initial logit of degree a is this x a / max_degree (0: no preference). Positive values
     start the policy near maximum parallelisation, the canonical default, to improve from."""
+    init_degree_biases: tuple[float, ...] = ()
+    """If given, train one agent from each of these starts (each an init_degree_bias) and keep
+    the one with the best validation blocking rate (the test seeds never choose). Policies have
+    more than one local optimum here (docs/agent.md): e.g. [0.0, 3.0]."""
     lookahead_features: bool = False
     """Extension beyond the paper: also show, per degree, whether the first-fit placer can
     place the job now and whether its exact JCT then meets the requirement (the paper's

@@ -125,6 +125,39 @@ def _progress_bar(total_desc: str, log_file=None):
     return update, close
 
 
+def _train_starts(cfg: Config, model, dist: str, seed: int, out: Path, run, progress):
+    """One agent, or with ``agent.init_degree_biases`` one per start (in ``out/start<k>/``),
+    keeping the best by validation: its best.pt and last.pt are copied to ``out``."""
+    import shutil
+
+    from pacml.train.ppo import train as ppo_train
+
+    starts = cfg.agent.init_degree_biases
+    if not starts:
+        return ppo_train(cfg, model, dist, seed, out, log=run.log_metrics if run is not None else None,
+                         progress=progress)
+    results = []
+    for k, bias in enumerate(starts):
+        c = dataclasses.replace(cfg, agent=dataclasses.replace(cfg.agent, init_degree_bias=float(bias),
+                                                               init_degree_biases=()))
+
+        def log(metrics, step, k=k):
+            if run is not None:
+                run.log_metrics({f"start{k}/{name}": v for name, v in metrics.items()}, step)
+
+        results.append(ppo_train(c, model, dist, seed, out / f"start{k}", log=log, progress=progress))
+    best = min(range(len(starts)), key=lambda k: (results[k].best_blocking_rate, k))
+    for name in ("best.pt", "last.pt"):
+        shutil.copyfile(out / f"start{best}" / name, out / name)
+    if run is not None:
+        run.log_params({"selected_start": best, "selected_init_degree_bias": starts[best]})
+        run.log_metrics({f"start{k}/best_validation_blocking_rate": r.best_blocking_rate
+                         for k, r in enumerate(results)})
+    chosen = results[best]
+    chosen.wall_s = sum(r.wall_s for r in results)
+    return chosen
+
+
 def train(graphs_dir, dist: str, seed: int, config: str | Config | None = None, overrides: list[str] = (),
           out: str | Path = "results/train", mlflow_db: str | Path | None = None, experiment: str = "pacml",
           parents_json: str | Path | None = None, threads: int | None = None, log_file=None) -> dict:
@@ -136,7 +169,6 @@ def train(graphs_dir, dist: str, seed: int, config: str | Config | None = None, 
     from contextlib import nullcontext
 
     from pacml.config import config_hash
-    from pacml.train.ppo import train as ppo_train
 
     cfg = _cfg(config, overrides)
     get_distribution(cfg.distributions, dist)
@@ -162,8 +194,7 @@ def train(graphs_dir, dist: str, seed: int, config: str | Config | None = None, 
                             "dist": dist, "seed": seed, "graphs": ",".join(g.name for g in model.graphs),
                             "interarrival_s": model.interarrival_s})
         try:
-            result = ppo_train(cfg, model, dist, seed, out, log=run.log_metrics if run is not None else None,
-                               progress=update_bar)
+            result = _train_starts(cfg, model, dist, seed, out, run, update_bar)
         finally:
             close_bar()
         summary = {"dist": dist, "seed": seed, "best_blocking_rate": result.best_blocking_rate,
