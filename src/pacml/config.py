@@ -474,12 +474,16 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> Config:
     return cfg
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> Config:
-    """Read a YAML config (or the defaults), apply ``key.sub=value`` overrides, validate once."""
+def load_config(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = (),
+                base: dict[str, Any] | None = None, base_source: str = "<defaults>") -> Config:
+    """Read a YAML config (or start from the mapping ``base``, or the defaults), apply
+    ``key.sub=value`` overrides, validate once."""
+    import copy
+
     import yaml
 
-    source = str(path) if path is not None else "<defaults>"
-    data: dict[str, Any] = {}
+    source = str(path) if path is not None else base_source
+    data: dict[str, Any] = copy.deepcopy(base) if base is not None else {}
     if path is not None:
         try:
             text = Path(path).read_text()

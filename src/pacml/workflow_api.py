@@ -36,20 +36,9 @@ def _cfg(config, overrides, checkpoint: str | Path | None = None) -> Config:
     if isinstance(config, Config):
         return config
     if config is None and checkpoint is not None:
-        import tempfile
+        from pacml.train.checkpoint import checkpoint_config_data
 
-        import yaml
-
-        from pacml.train.checkpoint import checkpoint_config
-
-        data = dataclasses.asdict(checkpoint_config(checkpoint))
-        data.update(data.pop("extra", None) or {})
-        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
-            yaml.safe_dump(json.loads(json.dumps(data, default=list)), fh)
-        try:
-            return load_config(fh.name, overrides)
-        finally:
-            Path(fh.name).unlink()
+        return load_config(None, overrides, base=checkpoint_config_data(checkpoint), base_source=str(checkpoint))
     return load_config(config, overrides)
 
 

@@ -49,12 +49,18 @@ def load_checkpoint(path: str | Path, net, opt=None, gen: torch.Generator | None
     return ckpt["state"]
 
 
-def checkpoint_config(path: str | Path) -> Config:
-    """The validated config a checkpoint was trained with."""
+def checkpoint_config_data(path: str | Path) -> dict:
+    """The config a checkpoint was trained with, as a plain mapping (extra sections inlined;
+    re-applying its profile changes nothing)."""
     ckpt = torch.load(path, map_location="cpu", weights_only=False)
     data = dict(ckpt["config"])
-    data.update(data.pop("extra", None) or {})   # re-applying its profile changes nothing
-    return config_from_dict(data, str(path))
+    data.update(data.pop("extra", None) or {})
+    return data
+
+
+def checkpoint_config(path: str | Path) -> Config:
+    """The validated config a checkpoint was trained with."""
+    return config_from_dict(checkpoint_config_data(path), str(path))
 
 
 def checkpoint_run_hash(path: str | Path) -> str | None:
