@@ -45,3 +45,31 @@ def two_layer_graph(steps: int = 50, act_a: float = 4e8, act_b: float = 8e8):
         last_forward=1,
         num_training_steps=steps,
     )
+
+
+def chain_graph(name: str, num_ops: int, op_time_s: float, act_bytes: float, steps: int = 50):
+    """A chain of ``num_ops`` forward ops of ``op_time_s`` (backward twice as long)."""
+    n = num_ops
+    return training_graph(
+        name=name,
+        forward_names=[f"node{i + 1}" for i in range(n)],
+        descriptions=[f"op{i}" for i in range(n)],
+        forward_time_s=np.full(n, op_time_s),
+        backward_time_s=np.full(n, 2 * op_time_s),
+        activation_bytes=np.full(n, act_bytes),
+        parameter_bytes=np.full(n, act_bytes / 4),
+        forward_edges=[(i, i + 1) for i in range(n - 1)],
+        last_forward=n - 1,
+        num_training_steps=steps,
+    )
+
+
+def toy_pool():
+    """Three chain jobs of different sizes: small enough for whole-episode checks by brute force."""
+    return [chain_graph("small", 3, 2e-3, 2e8), chain_graph("mid", 4, 4e-3, 4e8), chain_graph("big", 6, 5e-3, 6e8)]
+
+
+TOY_CLUSTER = ["cluster.communication_groups=2", "cluster.racks_per_group=2", "cluster.servers_per_rack=2",
+               "cluster.max_degree=8", "workload.offered_load=null", "workload.interarrival_s=300",
+               "workload.horizon_s=18000"]
+"""8 workers (degrees 1, 2, 4, 8), about 60 arrivals an episode at a load near 1."""

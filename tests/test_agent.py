@@ -111,11 +111,11 @@ def test_tiny_ppo_learns_the_best_fixed_degree(tmp_path):
     assert met["blocking_rate"] == 0.0 and met["mean_degree"] == 4.0
     # the CLI path without --config evaluates in the checkpoint's own experiment
     from pacml.graphs.io import write_graph
-    from pacml.workflow_api import evaluate_policy
+    from pacml.runs import evaluate
 
     (tmp_path / "g").mkdir()
     write_graph(two_layer_graph(), tmp_path / "g" / "toy.json")
-    rows = evaluate_policy(tmp_path / "g", "pacml", "half", [123], checkpoint=str(tmp_path / "best.pt"))
+    rows = evaluate(tmp_path / "g", "pacml", "half", [123], checkpoint=str(tmp_path / "best.pt"))
     assert rows[0]["blocking_rate"] == 0.0 and rows[0]["jobs_arrived"] == 20
 
 
@@ -221,7 +221,7 @@ def test_a_checkpoint_of_another_config_is_not_resumed(tmp_path):
 
 def test_training_from_several_starts_keeps_the_best_by_validation(tmp_path):
     from pacml.graphs.io import write_graph
-    from pacml.workflow_api import train as train_job
+    from pacml.train.starts import train_agent as train_job
 
     (tmp_path / "g").mkdir()
     write_graph(two_layer_graph(), tmp_path / "g" / "toy.json")

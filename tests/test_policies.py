@@ -14,7 +14,8 @@ def decision(mask, beta=0.3, jct=lambda a: 100.0 / a):
     mask = np.asarray(mask, dtype=bool)
     return Decision(job_idx=0, time_s=0.0, graph_index=0, graph=two_layer_graph(), beta=beta,
                     sequential_jct_s=100.0, max_acceptable_jct_s=beta * 100.0, mask=mask,
-                    free_workers=int(mask.sum()), num_workers=32, running_jobs=0, lookahead=jct, model=None)
+                    free_workers=int(mask.sum()), num_workers=32, running_jobs=0, lookahead=jct, pool=(), pool_sequential_jct_s=np.zeros(0),
+                    snapshot=None, future=None)
 
 
 PAPER_MASK = [a in (0, 1, 2, 4, 6, 8, 16) for a in range(17)]

@@ -46,10 +46,10 @@ def test_dry_run_plans_every_job_of_the_default_config(tmp_path):
     out = snakemake(tmp_path, "-n", "--cores", "2")
     assert out.returncode == 0, out.stderr + out.stdout
     counts = job_counts(out.stdout)
-    # 4 distributions x 3 seeds; evaluation of 6 policies (pacml + 5 baselines) per replicate
-    assert counts == {"graphs": 1, "graph_summary": 1, "mlflow_init": 1, "train": 12, "evaluate": 72,
-                      "aggregate": 4, "summary": 1, "load_sweep": 1, "figures": 1, "report": 1, "all": 1,
-                      "total": 96}
+    # 4 distributions x 3 seeds; evaluation of 9 policies (pacml + 8 baselines) per replicate
+    assert counts == {"graphs": 1, "graph_summary": 1, "mlflow_init": 1, "train": 12, "best_fixed": 4,
+                      "evaluate": 108, "aggregate": 4, "summary": 1, "load_sweep": 1, "figures": 1, "report": 1,
+                      "all": 1, "total": 136}
 
 
 def test_config_edits_rerun_what_they_affect(tmp_path):
@@ -67,7 +67,8 @@ def test_one_distribution_reruns_alone(tmp_path):
     out = snakemake(tmp_path, "-n", "--cores", "2", "results/beta_c/summary.csv", "--forcerun=train")
     assert out.returncode == 0, out.stderr + out.stdout
     counts = job_counts(out.stdout)
-    assert counts["train"] == 3 and counts["evaluate"] == 18 and counts["aggregate"] == 1
+    assert counts["train"] == 3 and counts["evaluate"] == 27 and counts["aggregate"] == 1
+    assert counts["best_fixed"] == 1 and "summary" not in counts
 
 
 def test_lint_is_clean(tmp_path):
@@ -101,17 +102,22 @@ def test_smoke_profile_end_to_end(tmp_path):
 
     for d in ("beta_a", "beta_d"):
         summary = pd.read_csv(res / d / "summary.csv")
-        assert set(summary["policy"]) == {"pacml", "para_max", "para_min"}
+        assert set(summary["policy"]) == {"pacml", "para_max", "para_min", "best_fixed", "rollout"}
+        degree = summary[summary["metric"] == "best_fixed_degree"]["mean"].item()
+        assert degree == json.loads((res / d / "best_fixed.json").read_text())["degree"]
         assert {"mean", "ci95", "n"} <= set(summary.columns)
         rows = json.loads((res / d / "eval" / "pacml_seed0.json").read_text())
         assert rows[0]["jobs_arrived"] > 0 and 0 <= rows[0]["blocking_rate"] <= 1
         curve = json.loads((res / d / "train" / "seed0" / "curve.json").read_text())
         assert curve["curve"] and (res / d / "train" / "seed0" / "best.pt").stat().st_size > 0
     assert "| pacml |" in (res / "summary.md").read_text()
+    assert "best_fixed's degree" in (res / "summary.md").read_text()
+    decisions = pd.read_csv(res / "decisions.csv")
+    assert set(decisions["by"]) == {"model", "beta_bin"} and (decisions["mean_degree"] >= 1).all()
     assert len(pd.read_csv(res / "graph_summary.csv")) == 5
     assert len(pd.read_csv(res / "load_sweep.csv")) > 0
     for name in ("beta_distributions", "validation_curves", "performance_bars", "completed_jobs", "speedup",
-                 "performance_vs_load", "graph_characterisation"):
+                 "performance_vs_load", "graph_characterisation", "decisions"):
         assert (res / "figures" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert (res / "figures" / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
     assert "<html" in (res / "report.html").read_text(errors="ignore")[:5000].lower()
@@ -120,6 +126,6 @@ def test_smoke_profile_end_to_end(tmp_path):
     mlflow.set_tracking_uri(f"sqlite:///{res / 'mlflow' / 'mlflow.db'}")
     runs = mlflow.search_runs(experiment_names=["pacml"], output_format="list")
     kinds = [r.data.tags.get("kind") for r in runs]
-    assert kinds.count("parent") == 2 and kinds.count("train") == 2 and kinds.count("evaluate") == 6
+    assert kinds.count("parent") == 2 and kinds.count("train") == 2 and kinds.count("evaluate") == 10
     parents = {r.info.run_id for r in runs if r.data.tags.get("kind") == "parent"}
     assert all(r.data.tags["mlflow.parentRunId"] in parents for r in runs if r.data.tags.get("kind") != "parent")

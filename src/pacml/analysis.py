@@ -42,19 +42,35 @@ def summarise(tidy: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def aggregate_dist(eval_files: list[str | Path], summary_csv: str | Path, tidy_csv: str | Path) -> pd.DataFrame:
+def best_fixed_rows(best_fixed_json: str | Path | None) -> pd.DataFrame:
+    """best_fixed's chosen degree as a summary row (metric ``best_fixed_degree``)."""
+    if best_fixed_json is None:
+        return pd.DataFrame()
+    bf = json.loads(Path(best_fixed_json).read_text())
+    return pd.DataFrame([{"dist": bf["dist"], "policy": "best_fixed", "metric": "best_fixed_degree",
+                          "mean": float(bf["degree"]), "ci95": float("nan"), "n": len(bf["validation_seeds"])}])
+
+
+def aggregate_dist(eval_files: list[str | Path], summary_csv: str | Path, tidy_csv: str | Path,
+                   best_fixed_json: str | Path | None = None) -> pd.DataFrame:
     tidy = tidy_rows(eval_files)
     tidy.to_csv(tidy_csv, index=False)
-    summary = summarise(tidy)
+    summary = pd.concat([summarise(tidy), best_fixed_rows(best_fixed_json)], ignore_index=True)
     summary.to_csv(summary_csv, index=False)
     return summary
 
 
-def summarise_all(tidy_files: list[str | Path], summary_csv: str | Path, summary_md: str | Path) -> str:
+POLICY_NOTES = {"rollout_clairvoyant": " (clairvoyant: sees the true future; an upper bound, not deployable)"}
+
+
+def summarise_all(tidy_files: list[str | Path], summary_csv: str | Path, summary_md: str | Path,
+                  best_fixed_files: list[str | Path] = ()) -> str:
     """The summary over all distributions: CSV of every metric, Markdown of the main table."""
     tidy = pd.concat([pd.read_csv(f) for f in tidy_files], ignore_index=True)
-    summary = summarise(tidy)
+    summary = pd.concat([summarise(tidy), *[best_fixed_rows(f) for f in best_fixed_files]], ignore_index=True)
     summary.to_csv(summary_csv, index=False)
+    degrees = {json.loads(Path(f).read_text())["dist"]: json.loads(Path(f).read_text())["degree"]
+               for f in best_fixed_files}
     br = summary[summary["metric"] == "blocking_rate"].set_index(["dist", "policy"])
     dists = list(dict.fromkeys(tidy["dist"]))
     policies = list(dict.fromkeys(tidy["policy"]))
@@ -69,13 +85,34 @@ def summarise_all(tidy_files: list[str | Path], summary_csv: str | Path, summary
                 cells.append(f"{row['mean']:.3f}{ci} ({int(row['n'])})")
             else:
                 cells.append("")
-        lines.append(f"| {p} | " + " | ".join(cells) + " |")
-    if "para_max" in policies and "pacml" in policies:
-        red = []
-        for d in dists:
-            a, b = br.loc[(d, "pacml"), "mean"], br.loc[(d, "para_max"), "mean"]
-            red.append(f"{100 * (b - a) / b:.1f} %" if b > 0 else "")
-        lines.append("| PAC-ML vs Para_max (lower by) | " + " | ".join(red) + " |")
+        lines.append(f"| {p}{POLICY_NOTES.get(p, '')} | " + " | ".join(cells) + " |")
+    if degrees:
+        lines.append("| best_fixed's degree (chosen on validation seeds) | "
+                     + " | ".join(str(degrees.get(d, "")) for d in dists) + " |")
+    for ref, label in (("para_max", "Para_max"), ("best_fixed", "best_fixed")):
+        if ref in policies and "pacml" in policies:
+            red = []
+            for d in dists:
+                a, b = br.loc[(d, "pacml"), "mean"], br.loc[(d, ref), "mean"]
+                red.append(f"{100 * (b - a) / b:.1f} %" if b > 0 else "")
+            lines.append(f"| PAC-ML vs {label} (lower by) | " + " | ".join(red) + " |")
     text = "\n".join(lines) + "\n"
     Path(summary_md).write_text(text)
     return text
+
+
+BETA_BINS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
+
+
+def decision_table(jobs: pd.DataFrame) -> pd.DataFrame:
+    """What each policy decides: mean chosen degree (and n) of every job given a degree
+    (action > 0), by model and by beta bin, per distribution. Tidy: dist, policy, by, group."""
+    jobs = jobs[jobs["action"] > 0].copy()
+    jobs["beta_bin"] = pd.cut(jobs["beta"], BETA_BINS, include_lowest=True).astype(str)
+    parts = []
+    for by in ("model", "beta_bin"):
+        g = jobs.groupby(["dist", "policy", by], sort=True)["action"].agg(["mean", "std", "count"]).reset_index()
+        parts.append(g.rename(columns={by: "group", "mean": "mean_degree", "std": "std_degree", "count": "n"})
+                     .assign(by=by))
+    cols = ["dist", "policy", "by", "group", "mean_degree", "std_degree", "n"]
+    return pd.concat(parts, ignore_index=True)[cols]

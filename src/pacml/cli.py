@@ -40,7 +40,7 @@ def _cmd_graphs_summary(args: argparse.Namespace) -> int:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from pacml.workflow_api import simulate
+    from pacml.runs import simulate
 
     metrics = simulate(args.graphs, args.policy, args.dist, args.seed, args.config, args.overrides,
                        args.out, args.checkpoint, args.records)
@@ -50,18 +50,18 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from pacml.workflow_api import train
+    from pacml.train.starts import train_agent
 
-    summary = train(args.graphs, args.dist, args.seed, args.config, args.overrides, args.out)
+    summary = train_agent(args.graphs, args.dist, args.seed, args.config, args.overrides, args.out)
     print(f"best validation blocking rate {summary['best_blocking_rate']:.4f} at update {summary['best_update']} "
           f"({summary['global_step']} steps, {summary['wall_s']:.0f} s); checkpoints in {args.out}")
     return 0
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from pacml.workflow_api import evaluate_policy
+    from pacml.runs import evaluate
 
-    rows = evaluate_policy(args.graphs, args.policy, args.dist, args.seeds, args.config, args.overrides,
+    rows = evaluate(args.graphs, args.policy, args.dist, args.seeds, args.config, args.overrides,
                            args.out, args.checkpoint)
     for r in rows:
         print(f"{r['policy']} {r['dist']} seed={r['seed']} blocking_rate={r['blocking_rate']:.4f}")
@@ -92,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("simulate", help="run one episode of a policy and write its metrics as JSON")
     p.add_argument("--graphs", required=True, help="directory of graph files (.json or PipeDream .txt)")
-    p.add_argument("--policy", required=True, help="para_max, para_min, random, sequential, oracle, fixed-K, pacml")
+    p.add_argument("--policy", required=True, help="para_max, para_min, random, sequential, oracle, best_fixed, fixed-K, "
+                   "rollout, rollout_clairvoyant (an upper bound), pacml")
     p.add_argument("--dist", required=True, help="JCT-requirement distribution name (e.g. beta_a)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--checkpoint", help="agent checkpoint (policy pacml)")

@@ -208,6 +208,24 @@ class PPOConfig:
     """torch.set_num_threads for training."""
 
 
+@dataclass(frozen=True)
+class PlanningConfig:
+    """Look-ahead policies over a forked simulator (``rollout``, ``rollout_clairvoyant``) and
+    the planner that teaches the agent (``agent.imitation``)."""
+
+    horizon: int = 150
+    """H: later arrivals simulated after each candidate degree."""
+    num_futures: int = 8
+    """K: futures sampled from the workload per decision (common to every candidate degree);
+    ``rollout_clairvoyant`` uses the one true future instead."""
+    base_policy: str = "best_fixed"
+    """Policy of the later arrivals in a continuation: para_max, para_min, sequential, fixed-K,
+    or best_fixed (the distribution's best fixed degree, chosen on workflow.validation_seeds)."""
+    tie_break: Literal["smaller", "base"] = "smaller"
+    """Among degrees with equally few blocked jobs: the smaller degree, or the base policy's
+    degree when it is among them (the rollout-improvement guarantee needs ``base``)."""
+
+
 PAPER_MODELS = ("alexnet", "gnmt", "resnet18", "squeezenet1_0", "vgg16")
 
 
@@ -232,7 +250,31 @@ class WorkflowConfig:
     distributions: tuple[str, ...] = ("beta_a", "beta_b", "beta_c", "beta_d")
     train_seeds: tuple[int, ...] = (0, 1, 2)
     test_seeds: tuple[int, ...] = (100, 101, 102)
-    baselines: tuple[str, ...] = ("para_max", "para_min", "random", "sequential", "oracle")
+    baselines: tuple[str, ...] = ("para_max", "para_min", "random", "sequential", "oracle", "best_fixed")
+    validation_seeds: tuple[int, ...] = (1799, 1800, 1801)
+    """Episodes that choose among candidates (best_fixed's degree); never test seeds."""
+
+
+@dataclass(frozen=True)
+class TrackingConfig:
+    """Where the workflow's MLflow runs go."""
+
+    experiment: str = "pacml"
+    """MLflow experiment name."""
+    db: str = "results/mlflow/mlflow.db"
+    """SQLite store; open with ``mlflow ui --backend-store-uri sqlite:///results/mlflow/mlflow.db``."""
+
+
+@dataclass(frozen=True)
+class FiguresConfig:
+    """What the figures that are not per distribution show."""
+
+    load_sweep_dist: str | None = None
+    """Distribution of the performance-vs-load figure (default: the first of workflow.distributions)."""
+    load_sweep_offered_loads: tuple[float, ...] = (0.25, 0.5, 0.75, 0.94, 1.25, 1.5, 2.0)
+    """Offered loads of the load sweep."""
+    load_sweep_policies: tuple[str, ...] = ("para_max", "para_min", "oracle", "pacml")
+    """Policies of the load sweep (pacml: the agent trained at the configured load)."""
 
 
 @dataclass(frozen=True)
@@ -247,17 +289,19 @@ class Config:
     agent: AgentConfig = field(default_factory=AgentConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
     workflow: WorkflowConfig = field(default_factory=WorkflowConfig)
+    planning: PlanningConfig = field(default_factory=PlanningConfig)
+    tracking: TrackingConfig = field(default_factory=TrackingConfig)
+    figures: FiguresConfig = field(default_factory=FiguresConfig)
     extra: dict[str, Any] = field(default_factory=dict)
-    """Sections owned by other components (agent, ppo, graphs): kept verbatim, validated
-    by their owners via `section()`."""
+    """The ``profiles`` section, kept verbatim (it is applied before validation)."""
 
-    def section(self, name: str, cls: type, source: str = "<config>") -> Any:
-        """Build the typed dataclass ``cls`` from the extra section ``name``."""
-        return _build(cls, self.extra.get(name, {}), name, source)
+    @property
+    def load_sweep_dist(self) -> str:
+        return self.figures.load_sweep_dist or self.workflow.distributions[0]
 
 
-# Sections validated by other modules; registered here so unknown top-level keys still fail.
-EXTRA_SECTIONS = ("tracking", "figures", "profiles")
+# Sections kept verbatim; registered here so unknown top-level keys still fail.
+EXTRA_SECTIONS = ("profiles",)
 
 
 def _check_ranges(cfg: Config, source: str) -> None:
@@ -313,10 +357,41 @@ def _check_ranges(cfg: Config, source: str) -> None:
                           f"must divide num_envs x num_steps = {p.num_envs * p.num_steps}", source)
     if not (0 < p.gamma <= 1 and 0 <= p.gae_lambda <= 1):
         raise ConfigError("ppo.gamma", (p.gamma, p.gae_lambda), "need 0 < gamma <= 1 and 0 <= gae_lambda <= 1", source)
+    for i, name in enumerate(cfg.workflow.baselines):
+        _check_policy_name(name, cfg.cluster.max_degree, f"workflow.baselines[{i}]", source)
+    for i, name in enumerate(cfg.figures.load_sweep_policies):
+        _check_policy_name(name, cfg.cluster.max_degree, f"figures.load_sweep_policies[{i}]", source)
+    if cfg.planning.base_policy != "best_fixed":
+        _check_policy_name(cfg.planning.base_policy, cfg.cluster.max_degree, "planning.base_policy", source,
+                           ("para_max", "para_min", "sequential"))
+    pl = cfg.planning
+    for key in ("horizon", "num_futures"):
+        if getattr(pl, key) < 1:
+            raise ConfigError(f"planning.{key}", getattr(pl, key), "must be >= 1", source)
+    clash = sorted(set(cfg.workflow.validation_seeds) & set(cfg.workflow.test_seeds))
+    if clash:
+        raise ConfigError("workflow.validation_seeds", list(cfg.workflow.validation_seeds),
+                          f"must not contain test seeds {clash}", source)
     for i, name in enumerate(cfg.workflow.distributions):
         if name not in cfg.distributions:
             raise ConfigError(f"workflow.distributions[{i}]", name,
                               f"unknown distribution; defined: {sorted(cfg.distributions)}", source)
+
+
+def _check_policy_name(name: str, max_degree: int, key: str, source: str, known: tuple[str, ...] | None = None) -> None:
+    """A policy name the registry knows (``fixed-K`` with 1 <= K <= max_degree)."""
+    import re
+
+    from pacml.policies.base import POLICY_NAMES
+
+    known = POLICY_NAMES if known is None else known
+    m = re.fullmatch(r"fixed-(\d+)", name)
+    if m and 1 <= int(m.group(1)) <= max_degree:
+        return
+    if name in known:
+        return
+    raise ConfigError(key, name, f"unknown policy; known: {', '.join(known)}, fixed-K with 1 <= K <= {max_degree}",
+                      source)
 
 
 def _type_name(tp: Any) -> str:
@@ -517,13 +592,23 @@ def config_hash(cfg: Config) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
+NOT_RESULT_KEYS = ("ppo.torch_threads",)
+"""Keys that change how fast a run goes, never its numbers: left out of every run hash."""
+
+
 def section_hash(cfg: Config, *keys: str) -> str:
     """A short hash of the named (dotted) parts of the config, e.g. ``section_hash(cfg,
-    "cluster", "workload.num_training_steps")``."""
+    "cluster", "workload.num_training_steps")``; `NOT_RESULT_KEYS` never count."""
     import hashlib
     import json
 
     tree = dataclasses.asdict(cfg)
+    for dotted in NOT_RESULT_KEYS:
+        *path, last = dotted.split(".")
+        node = tree
+        for k in path:
+            node = node[k]
+        node.pop(last, None)
     parts = {}
     for key in keys:
         node = tree

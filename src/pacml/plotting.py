@@ -11,7 +11,8 @@ import pandas as pd
 from pacml.config import Config
 
 POLICY_LABELS = {"pacml": "PAC-ML", "para_max": "Para$_{max}$", "para_min": "Para$_{min}$", "random": "Random",
-                 "sequential": "Sequential", "oracle": "Oracle"}
+                 "sequential": "Sequential", "oracle": "Oracle", "best_fixed": "Best fixed",
+                 "rollout": "Rollout", "rollout_clairvoyant": "Rollout (clairvoyant, bound)"}
 
 
 def _setup():
@@ -160,7 +161,34 @@ def graph_characterisation(summary: pd.DataFrame, png: str, pdf: str) -> None:
     _save(fig, png, pdf)
 
 
-def make_figures(cfg: Config, inputs, outputs: list[str]) -> None:
+DECISION_POLICIES = ("pacml", "best_fixed", "rollout", "rollout_clairvoyant", "para_max")
+
+
+def decisions(table: pd.DataFrame, png: str, pdf: str) -> None:
+    """Mean chosen degree by model (top) and by beta bin (bottom), per distribution."""
+    plt, sns = _setup()
+    table = table[table["policy"].isin(DECISION_POLICIES)].copy()
+    order = [p for p in DECISION_POLICIES if p in set(table["policy"])]
+    table["policy"] = pd.Categorical(table["policy"].map(_label), [_label(p) for p in order])
+    dists = list(dict.fromkeys(table["dist"]))
+    fig, axes = plt.subplots(2, max(1, len(dists)), figsize=(3.6 * max(1, len(dists)), 6.2), squeeze=False)
+    for j, d in enumerate(dists):
+        for i, (by, xlabel) in enumerate((("model", "Model"), ("beta_bin", "β bin"))):
+            ax = axes[i][j]
+            sub = table[(table["dist"] == d) & (table["by"] == by)]
+            sns.pointplot(data=sub, x="group", y="mean_degree", hue="policy", dodge=0.3, ax=ax, markersize=4,
+                          linestyle="-", linewidth=1)
+            ax.set(title=d if i == 0 else "", xlabel=xlabel, ylabel="Mean chosen degree", ylim=(0, None))
+            ax.tick_params(axis="x", rotation=45, labelsize=7)
+            if ax.get_legend() is not None and (i, j) != (0, len(dists) - 1):
+                ax.get_legend().remove()
+    if dists:
+        axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.suptitle("What each policy decides: one constant degree, or one per job?")
+    _save(fig, png, pdf)
+
+
+def make_figures(cfg: Config, inputs, outputs: list[str], decisions_csv: str | Path) -> None:
     """Every figure; ``outputs`` are (png, pdf) pairs in the workflow's FIGURE_NAMES order."""
     tidy = pd.concat([pd.read_csv(f) for f in inputs.tidy], ignore_index=True)
     jobs = pd.concat([pd.read_csv(f) for f in inputs.jobs], ignore_index=True)
@@ -172,3 +200,8 @@ def make_figures(cfg: Config, inputs, outputs: list[str]) -> None:
     speedup(jobs, *pairs["speedup"])
     performance_vs_load(pd.read_csv(inputs.load_sweep[0]), *pairs["performance_vs_load"])
     graph_characterisation(pd.read_csv(inputs.graph_summary[0]), *pairs["graph_characterisation"])
+    from pacml.analysis import decision_table
+
+    table = decision_table(jobs)
+    table.to_csv(decisions_csv, index=False)
+    decisions(table, *pairs["decisions"])

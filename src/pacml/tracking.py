@@ -12,12 +12,61 @@ write to it (concurrent first creation corrupts its migrations).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
+
+
+class Tracker(Protocol):
+    """Where a job's params, metrics and files go: an MLflow run, or nowhere."""
+
+    def log_params(self, params: dict) -> None: ...
+
+    def log_metrics(self, metrics: dict, step: int = 0) -> None: ...
+
+    def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None: ...
+
+
+class NullTracker:
+    """A `Tracker` that records nothing (untracked CLI runs, tests)."""
+
+    def log_params(self, params: dict) -> None:
+        pass
+
+    def log_metrics(self, metrics: dict, step: int = 0) -> None:
+        pass
+
+    def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class RunStore:
+    """A workflow's MLflow store: the SQLite file, the experiment and the parent-run ids
+    written by the ``mlflow_init`` rule."""
+
+    db: str | Path
+    experiment: str
+    parents_json: str | Path
+
+    def parent(self, dist: str) -> str:
+        return json.loads(Path(self.parents_json).read_text())[dist]
+
+
+@contextmanager
+def job_run(store: RunStore | None, dist: str, name: str, tags: dict[str, str]) -> Iterator[Tracker]:
+    """The job's child run under its distribution's parent, or a `NullTracker` without a store."""
+    if store is None:
+        yield NullTracker()
+        return
+    with child_run(store.db, store.experiment, store.parent(dist), name, {**tags, "git_commit": git_commit()}) as run:
+        yield run
 
 
 def sqlite_uri(db_path: str | Path) -> str:

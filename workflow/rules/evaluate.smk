@@ -1,3 +1,25 @@
+rule best_fixed:
+    message:
+        "Choosing the best fixed degree for {wildcards.dist} on the validation seeds"
+    input:
+        graphs=rules.graphs.output,
+    output:
+        "results/{dist}/best_fixed.json",
+    params:
+        config_hash=BEST_FIXED_HASH,
+    log:
+        "results/logs/best_fixed/{dist}.log",
+    benchmark:
+        "results/benchmarks/best_fixed/{dist}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/best_fixed.py"
+
+
 rule evaluate:
     message:
         "Evaluating {wildcards.policy} on {wildcards.dist} (replicate {wildcards.seed}) on the test seeds"
@@ -5,13 +27,14 @@ rule evaluate:
         graphs=rules.graphs.output,
         parents=rules.mlflow_init.output,
         checkpoint=checkpoint_input,
+        best_fixed=best_fixed_input,
     output:
         metrics="results/{dist}/eval/{policy}_seed{seed}.json",
         jobs="results/{dist}/eval/{policy}_seed{seed}_jobs.csv",
     params:
-        config_hash=RUN_HASH,
-        db=TRACKING["db"],
-        experiment=TRACKING["experiment"],
+        config_hash=EVAL_HASH,
+        db=TRACKING.db,
+        experiment=TRACKING.experiment,
     log:
         "results/logs/evaluate/{dist}_{policy}_seed{seed}.log",
     benchmark:
@@ -29,7 +52,8 @@ rule aggregate:
     message:
         "Aggregating {wildcards.dist}: means and 95% confidence intervals over seeds"
     input:
-        expand("results/{{dist}}/eval/{policy}_seed{seed}.json", policy=POLICIES, seed=SEEDS),
+        evals=expand("results/{{dist}}/eval/{policy}_seed{seed}.json", policy=POLICIES, seed=SEEDS),
+        best_fixed="results/{dist}/best_fixed.json",
     output:
         summary=report("results/{dist}/summary.csv", caption="../report/summary.rst", category="Tables",
                        subcategory="{dist}"),
@@ -51,7 +75,8 @@ rule summary:
     message:
         "The blocking-rate table over all distributions"
     input:
-        expand("results/{dist}/metrics.csv", dist=DISTS),
+        tidy=expand("results/{dist}/metrics.csv", dist=DISTS),
+        best_fixed=expand("results/{dist}/best_fixed.json", dist=DISTS),
     output:
         csv=report("results/summary.csv", caption="../report/summary.rst", category="Tables"),
         md="results/summary.md",
@@ -73,14 +98,14 @@ rule load_sweep:
         "Performance vs offered load on {params.dist}"
     input:
         graphs=rules.graphs.output,
-        checkpoint=f"results/{FIG['load_sweep_dist']}/train/seed{SEEDS[0]}/best.pt",
+        checkpoint=f"results/{LOAD_SWEEP_DIST}/train/seed{SEEDS[0]}/best.pt",
     output:
         "results/load_sweep.csv",
     params:
-        config_hash=RUN_HASH,
-        dist=FIG["load_sweep_dist"],
-        loads=FIG["load_sweep_offered_loads"],
-        policies=FIG["load_sweep_policies"],
+        config_hash=EVAL_HASH,
+        dist=LOAD_SWEEP_DIST,
+        loads=list(CFG.figures.load_sweep_offered_loads),
+        policies=list(CFG.figures.load_sweep_policies),
     log:
         "results/logs/load_sweep.log",
     benchmark:

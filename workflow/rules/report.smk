@@ -8,7 +8,8 @@ rule figures:
         load_sweep=rules.load_sweep.output,
         graph_summary=rules.graph_summary.output,
     output:
-        [report(f, caption="../report/figures.rst", category="Figures") for f in FIGURES],
+        figures=[report(f, caption="../report/figures.rst", category="Figures") for f in FIGURES],
+        decisions="results/decisions.csv",
     log:
         "results/logs/figures.log",
     benchmark:
@@ -28,6 +29,7 @@ rule report:
     input:
         FIGURES,
         "results/summary.csv",
+        "results/decisions.csv",
         "results/graph_summary.csv",
         expand("results/{dist}/summary.csv", dist=DISTS),
     output:

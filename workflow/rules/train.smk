@@ -4,8 +4,8 @@ rule mlflow_init:
     output:
         "results/mlflow/parents.json",
     params:
-        db=TRACKING["db"],
-        experiment=TRACKING["experiment"],
+        db=TRACKING.db,
+        experiment=TRACKING.experiment,
         dists=DISTS,
     log:
         "results/logs/mlflow_init.log",
@@ -31,13 +31,13 @@ rule train:
         curve="results/{dist}/train/seed{seed}/curve.json",
     params:
         config_hash=RUN_HASH,
-        db=TRACKING["db"],
-        experiment=TRACKING["experiment"],
+        db=TRACKING.db,
+        experiment=TRACKING.experiment,
     log:
         "results/logs/train/{dist}_seed{seed}.log",
     benchmark:
         "results/benchmarks/train/{dist}_seed{seed}.tsv"
-    threads: 1
+    threads: CFG.ppo.torch_threads
     resources:
         mem_mb=3000,
     conda:

@@ -1,5 +1,6 @@
-from pacml.workflow_api import setup_job
 from pacml.analysis import aggregate_dist
+from pacml.workflow import setup_job
 
-setup_job(snakemake)  # noqa: F821 - injected by Snakemake
-aggregate_dist(list(snakemake.input), snakemake.output.summary, snakemake.output.tidy)  # noqa: F821
+sm = snakemake  # noqa: F821 - injected by Snakemake
+setup_job(sm)
+aggregate_dist(list(sm.input.evals), sm.output.summary, sm.output.tidy, sm.input.best_fixed)

@@ -1,5 +1,6 @@
-from pacml.workflow_api import setup_job
 from pacml.graphs.commands import summary_table
+from pacml.workflow import setup_job
 
-setup_job(snakemake)  # noqa: F821 - injected by Snakemake
-print(summary_table(list(snakemake.input), snakemake.output[0]))  # noqa: F821
+sm = snakemake  # noqa: F821 - injected by Snakemake
+setup_job(sm)
+print(summary_table(list(sm.input), sm.output[0]))

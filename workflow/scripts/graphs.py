@@ -1,4 +1,5 @@
-from pacml.workflow_api import setup_job, build_graphs, config_for_workflow
+from pacml.workflow import build_graphs, config_for_workflow, setup_job
 
-setup_job(snakemake)  # noqa: F821 - injected by Snakemake
-build_graphs(config_for_workflow(snakemake.config), list(snakemake.output))  # noqa: F821
+sm = snakemake  # noqa: F821 - injected by Snakemake
+setup_job(sm)
+build_graphs(config_for_workflow(sm.config), list(sm.output))

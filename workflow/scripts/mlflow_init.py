@@ -1,5 +1,5 @@
-from pacml.workflow_api import setup_job, init_tracking
+from pacml.workflow import init_tracking, setup_job
 
-setup_job(snakemake)  # noqa: F821 - injected by Snakemake
-p = snakemake.params  # noqa: F821
-print(init_tracking(p.db, p.experiment, list(p.dists), snakemake.output[0]))  # noqa: F821
+sm = snakemake  # noqa: F821 - injected by Snakemake
+setup_job(sm)
+print(init_tracking(sm.params.db, sm.params.experiment, list(sm.params.dists), sm.output[0]))

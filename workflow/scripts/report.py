@@ -1,5 +1,6 @@
-from pacml.workflow_api import setup_job, write_report
+from pacml.report import write_report
+from pacml.workflow import setup_job
 
-setup_job(snakemake)  # noqa: F821 - injected by Snakemake
-sm = snakemake  # noqa: F821
+sm = snakemake  # noqa: F821 - injected by Snakemake
+setup_job(sm)
 write_report(sm.params.snakefile, sm.params.config, list(sm.input), sm.output[0])

@@ -1,5 +1,6 @@
-from pacml.workflow_api import setup_job
 from pacml.analysis import summarise_all
+from pacml.workflow import setup_job
 
-setup_job(snakemake)  # noqa: F821 - injected by Snakemake
-print(summarise_all(list(snakemake.input), snakemake.output.csv, snakemake.output.md))  # noqa: F821
+sm = snakemake  # noqa: F821 - injected by Snakemake
+setup_job(sm)
+print(summarise_all(list(sm.input.tidy), sm.output.csv, sm.output.md, list(sm.input.best_fixed)))

@@ -25,17 +25,16 @@ class AgentPolicy:
 
     def _bind(self, decision) -> None:
         """Build features and embeddings for the pool this decision's job comes from."""
-        model = decision.model
-        pool = model.graphs
+        pool = decision.pool
         if self._pool is not None and self._pool[0] is pool:
             return
-        features = FeatureSpace(pool, model.sequential_jct_s, model.topology.num_workers, model.max_degree + 1,
+        features = FeatureSpace(pool, decision.pool_sequential_jct_s, decision.num_workers, len(decision.mask),
                                 self.cfg.agent.lookahead_features)
         trained_actions = self.cfg.cluster.max_degree + 1
         if features.num_actions != min(trained_actions, self.cfg.cluster.num_workers + 1):
             from pacml.errors import ConfigError
 
-            raise ConfigError("cluster.max_degree", model.max_degree,
+            raise ConfigError("cluster.max_degree", len(decision.mask) - 1,
                               f"differs from the checkpoint's ({self.cfg.cluster.max_degree})", str(self.checkpoint))
         net = ActorCritic(self.cfg.agent, features.global_dim, features.num_actions)
         load_checkpoint(self.checkpoint, net)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -10,10 +11,15 @@ import numpy as np
 from pacml.errors import UnknownNameError
 
 if TYPE_CHECKING:
-    from pacml.sim.engine import Decision
+    from pacml.sim.engine import ClusterModel, Decision
 
-BASELINE_NAMES = ("para_max", "para_min", "random", "sequential", "oracle")
+BASELINE_NAMES = ("para_max", "para_min", "random", "sequential", "oracle", "best_fixed")
 """Fixed-degree policies are named ``fixed-K``; a trained agent is ``pacml``."""
+PLANNER_NAMES = ("rollout", "rollout_clairvoyant")
+"""Look-ahead policies over a forked simulator (`pacml.policies.planning`)."""
+POLICY_NAMES = (*BASELINE_NAMES, *PLANNER_NAMES, "pacml")
+CLAIRVOYANT = frozenset({"rollout_clairvoyant"})
+"""Policies that read the episode's true future: upper bounds, never deployable."""
 
 
 class Policy(Protocol):
@@ -26,9 +32,29 @@ class Policy(Protocol):
         ...
 
 
-def make_policy(name: str, checkpoint: str | None = None, max_degree: int | None = None) -> Policy:
+@dataclass(frozen=True)
+class PolicyContext:
+    """What the policies that choose or plan with the simulator are built from: the
+    experiment, the distribution, and (if already chosen) best_fixed's degree."""
+
+    model: ClusterModel
+    dist: str
+    best_fixed_degree: int | None = None
+
+    def fixed_degree(self) -> int:
+        """best_fixed's degree: given, or chosen now on ``workflow.validation_seeds``."""
+        if self.best_fixed_degree is not None:
+            return self.best_fixed_degree
+        from pacml.policies.planning import best_fixed_degree
+
+        return best_fixed_degree(self.model, self.dist, self.model.cfg.workflow.validation_seeds)[0]
+
+
+def make_policy(name: str, checkpoint: str | None = None, max_degree: int | None = None,
+                context: PolicyContext | None = None) -> Policy:
     """A policy by its user-facing name: para_max, para_min, random, sequential, oracle,
-    fixed-K (e.g. fixed-4) or pacml (needs ``checkpoint``; imports torch and dgl)."""
+    fixed-K (e.g. fixed-4), pacml (needs ``checkpoint``; imports torch and dgl), and, with a
+    ``context``, best_fixed, rollout and rollout_clairvoyant."""
     from pacml.policies import baselines
 
     simple = {
@@ -47,6 +73,18 @@ def make_policy(name: str, checkpoint: str | None = None, max_degree: int | None
         if k < 1 or (max_degree is not None and k > max_degree):
             raise UnknownNameError(f"policy {name!r}: degree {k} must be in 1..{max_degree or 'max_degree'}")
         return baselines.Fixed(k)
+    if name in ("best_fixed", *PLANNER_NAMES):
+        if context is None:
+            raise UnknownNameError(f"policy {name!r} needs the experiment (a PolicyContext)")
+        if name == "best_fixed":
+            return baselines.Fixed(context.fixed_degree(), name="best_fixed")
+        from pacml.policies.planning import Rollout
+
+        planning = context.model.cfg.planning
+        base = planning.base_policy
+        if base == "best_fixed":
+            base = f"fixed-{context.fixed_degree()}"
+        return Rollout(context.model, context.dist, planning, base, clairvoyant=name == "rollout_clairvoyant")
     if name == "pacml":
         if checkpoint is None:
             raise UnknownNameError("policy 'pacml' needs a checkpoint (--checkpoint FILE)")
@@ -54,4 +92,4 @@ def make_policy(name: str, checkpoint: str | None = None, max_degree: int | None
 
         return load_agent_policy(checkpoint)
     raise UnknownNameError(
-        f"unknown policy {name!r}; known: {', '.join(BASELINE_NAMES)}, fixed-K (e.g. fixed-4), pacml")
+        f"unknown policy {name!r}; known: {', '.join(POLICY_NAMES)}, fixed-K (e.g. fixed-4)")

@@ -53,9 +53,9 @@ class RandomDegree:
 class Fixed:
     """Always degree k, or block (0) when k is not valid now. ``sequential`` is k = 1."""
 
-    def __init__(self, k: int):
+    def __init__(self, k: int, name: str | None = None):
         self.k = k
-        self.name = "sequential" if k == 1 else f"fixed-{k}"
+        self.name = name or ("sequential" if k == 1 else f"fixed-{k}")
 
     def act(self, decision: Decision, rng: np.random.Generator) -> int:
         return self.k if self.k < len(decision.mask) and decision.mask[self.k] else 0

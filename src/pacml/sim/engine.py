@@ -4,13 +4,15 @@ Events are ordered by ``(time_s, priority, seq)``: a departure (priority 0) free
 servers before an arrival (priority 1) at the same instant decides. One decision per
 arrival; a job not placed at its arrival is blocked (no queue, as in ddls). The
 simulator never knows which policy decides: it hands out a `Decision` and takes a degree.
+`Episode.fork` copies an episode exactly and cheaply (graphs, arrivals and caches are
+shared, being immutable or memo tables); `Decision.snapshot` hands planners the cluster's
+state (free servers and pending departures) without the simulator.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import heapq
-import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -23,6 +25,7 @@ from pacml.errors import InfeasibleClusterError
 from pacml.graphs.opgraph import OpGraph
 from pacml.graphs.partition import PartitionedGraph, partition
 from pacml.sim.jct import StepResult, simulate_step
+from pacml.sim.lookahead import ClusterState
 from pacml.sim.records import JobRecord
 from pacml.sim.workload import Arrivals, build_pmf, get_distribution, sample_arrivals
 
@@ -70,6 +73,7 @@ class ClusterModel:
         w = cfg.workload
         scale = w.compute_time_scale
         self.sequential_jct_s = np.array([g.num_training_steps * g.step_time_s * scale for g in self.graphs])
+        self.num_training_steps = tuple(g.num_training_steps for g in self.graphs)
         self.job_bytes = np.array([g.memory_bytes.sum() + g.size_bytes.sum() for g in self.graphs])
         if w.offered_load is not None:
             self.interarrival_s = float(self.sequential_jct_s.mean() / (w.offered_load * self.topology.num_workers))
@@ -141,8 +145,15 @@ class Decision:
     lookahead: Callable[[int], float | None]
     """lookahead(a) -> the job's exact JCT at degree a on the current cluster, or None if it
     cannot be placed. Pure: it changes nothing (the oracle baseline uses it)."""
-    model: ClusterModel
-    """The static experiment the job comes from (its graph pool and cluster)."""
+    pool: tuple[OpGraph, ...]
+    """The job pool the job is drawn from (``graph`` is ``pool[graph_index]``)."""
+    pool_sequential_jct_s: np.ndarray
+    """Sequential JCT of every pool graph, simulation clock."""
+    snapshot: Callable[[], ClusterState]
+    """The cluster now (free servers, pending departures), for planning policies."""
+    future: Callable[[int], Arrivals]
+    """future(h) -> the episode's true next h arrivals. Only the clairvoyant upper bound
+    (``rollout_clairvoyant``) reads it; no deployable policy may."""
 
 
 class Episode:
@@ -158,7 +169,7 @@ class Episode:
         self.paper_accounting = cfg.workload.horizon_accounting == "paper"
         self.free_mask = model.topology.all_mask
         self._departures: list[tuple[float, int, int, int]] = []   # (time_s, priority, seq, job)
-        self._seq = itertools.count()
+        self._next_seq = 0
         self._running: dict[int, JobRecord] = {}
         self._job_masks: dict[int, int] = {}
         self.records: list[JobRecord] = []
@@ -169,6 +180,30 @@ class Episode:
     @property
     def done(self) -> bool:
         return self.decision is None
+
+    def fork(self) -> Episode:
+        """An exact, independent copy: stepping it never changes this episode, and stepped
+        with the same degrees it yields the same records. Graphs, arrivals, the PMF and the
+        model's caches are shared (immutable or memo tables); only the mutable state is copied."""
+        new = Episode.__new__(Episode)
+        new.__dict__.update(self.__dict__)
+        new._departures = list(self._departures)
+        new._running = dict(self._running)
+        new._job_masks = dict(self._job_masks)
+        new.records = list(self.records)
+        return new
+
+    def snapshot(self) -> ClusterState:
+        """The cluster at the current decision: free servers and pending departures."""
+        deps = tuple(sorted((t, seq, self._job_masks[job]) for t, _, seq, job in self._departures))
+        t = self.decision.time_s if self.decision is not None else self.horizon_s
+        return ClusterState(t, self.free_mask, deps, self._next_seq)
+
+    def future(self, h: int) -> Arrivals:
+        """The next ``h`` arrivals after the current one (the episode's true future)."""
+        arr, lo = self.arrivals, self._k + 1
+        hi = min(lo + max(int(h), 0), len(arr.time_s))
+        return Arrivals(arr.time_s[lo:hi], arr.interarrival_s[lo:hi], arr.graph[lo:hi], arr.beta[lo:hi])
 
     # ---- the loop ------------------------------------------------------------------------
     def _depart_until(self, t: float) -> None:
@@ -211,7 +246,8 @@ class Episode:
             return None if alloc is None else m.jct_s(alloc, g)
 
         return Decision(k, t, g, m.graphs[g], beta, seq, beta * seq, mask, free,
-                        m.topology.num_workers, len(self._running), lookahead, m)
+                        m.topology.num_workers, len(self._running), lookahead, m.graphs, m.sequential_jct_s,
+                        self.snapshot, self.future)
 
     def step(self, action: int) -> JobRecord:
         """Apply the degree ``action`` to the current decision; return the job's record."""
@@ -250,7 +286,8 @@ class Episode:
             self.free_mask &= ~alloc.workers_mask
             self._running[d.job_idx] = rec
             self._job_masks[d.job_idx] = alloc.workers_mask
-            heapq.heappush(self._departures, (d.time_s + jct, 0, next(self._seq), d.job_idx))
+            heapq.heappush(self._departures, (d.time_s + jct, 0, self._next_seq, d.job_idx))
+            self._next_seq += 1
         self._k += 1
         self._advance()
         return rec

@@ -1,0 +1,123 @@
+"""Policies that plan over a copy of the simulator, and the best constant degree.
+
+- ``best_fixed``: the fixed degree with the fewest blocked jobs on the validation seeds
+  (``workflow.validation_seeds``; never the test seeds), then applied like ``fixed-K``.
+- ``rollout``: at each arrival, for every valid degree, continue the cluster through the next
+  H arrivals of K futures sampled from the workload (its own generator: it never sees the
+  episode's future), later jobs by a base policy; the degree with the fewest blocked jobs wins.
+  The K futures are common to every degree (common random numbers).
+- ``rollout_clairvoyant``: the same on the episode's one true future. An upper bound that no
+  deployable policy has: every table and figure labels it so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pacml.config import PlanningConfig
+from pacml.sim.engine import ClusterModel, Decision
+from pacml.sim.lookahead import base_rule, blocked_after
+from pacml.sim.workload import build_pmf, get_distribution
+
+PLANNER_PMF_SEED = 0x9A7
+"""Seed of the planner's own beta PMF (for skew-normal distributions the PMF is sampled)."""
+
+
+def best_fixed_degree(model: ClusterModel, dist: str, seeds) -> tuple[int, dict[int, float]]:
+    """The placeable degree whose fixed policy blocks the fewest jobs on ``seeds`` (mean
+    blocking rate; ties: the smaller degree), and every candidate's mean blocking rate."""
+    from pacml.evaluation import run_episode
+    from pacml.policies.baselines import Fixed
+
+    if not seeds:
+        from pacml.errors import ConfigError
+
+        raise ConfigError("workflow.validation_seeds", [], "best_fixed needs at least one validation seed")
+    table = {}
+    for k in (a for a in model.placeable if a <= model.max_degree):
+        rates = [run_episode(model, Fixed(k), dist, int(s))[1]["blocking_rate"] for s in seeds]
+        table[k] = float(np.mean(rates))
+    best = min(table, key=lambda k: (table[k], k))
+    return best, table
+
+
+@dataclass(frozen=True)
+class Futures:
+    """K sampled (or one true) continuations: times, graph indices and betas, as lists."""
+
+    times_s: list[list[float]]
+    graphs: list[list[int]]
+    betas: list[list[float]]
+
+
+class Rollout:
+    """Look-ahead over sampled futures (or, clairvoyant, the true one); see the module doc."""
+
+    def __init__(self, model: ClusterModel, dist: str, cfg: PlanningConfig, base_policy: str,
+                 clairvoyant: bool = False):
+        self.name = "rollout_clairvoyant" if clairvoyant else "rollout"
+        self.model, self.cfg, self.clairvoyant = model, cfg, clairvoyant
+        self.base_policy = base_policy
+        self.base = base_rule(base_policy, model)
+        self.pmf = build_pmf(get_distribution(model.cfg.distributions, dist), np.random.default_rng(PLANNER_PMF_SEED))
+        w = model.cfg.workload
+        self._exponential = w.interarrival == "exponential"
+        self.decisions_planned = 0
+
+    def _futures(self, d: Decision, rng: np.random.Generator) -> Futures:
+        h = self.cfg.horizon
+        if self.clairvoyant:
+            f = d.future(h)
+            return Futures([f.time_s.tolist()], [f.graph.tolist()], [f.beta.tolist()])
+        k, ia = self.cfg.num_futures, self.model.interarrival_s
+        if self._exponential:
+            times = d.time_s + np.cumsum(rng.exponential(ia, size=(k, h)), axis=1)
+        else:   # the engine's arrival times are index x interarrival exactly
+            times = np.broadcast_to((d.job_idx + np.arange(1, h + 1)) * ia, (k, h))
+        graphs = rng.integers(0, len(self.model.graphs), size=(k, h))
+        betas = self.pmf.sample(rng, k * h).reshape(k, h)
+        return Futures(times.tolist(), graphs.tolist(), betas.tolist())
+
+    def scores(self, d: Decision, rng: np.random.Generator) -> dict[int, float]:
+        """Mean blocked jobs (this one and the next H) for every valid non-zero degree."""
+        candidates = [int(a) for a in np.flatnonzero(d.mask[1:]) + 1]
+        if not candidates:
+            return {}
+        m, g = self.model, d.graph_index
+        state = d.snapshot()
+        fut = self._futures(d, rng)
+        k = len(fut.times_s)
+
+        def mean_blocked(a: int) -> float:
+            return sum(blocked_after(m, state, g, d.beta, a, fut.times_s[i], fut.graphs[i], fut.betas[i], self.base)
+                       for i in range(k)) / k
+
+        blocked_now = None      # every degree that blocks this job leaves the same cluster
+        out = {}
+        for a in candidates:
+            jct = d.lookahead(a)
+            if jct is None or jct > d.max_acceptable_jct_s:
+                if blocked_now is None:
+                    blocked_now = mean_blocked(0)
+                out[a] = blocked_now
+            else:
+                out[a] = mean_blocked(a)
+        self.decisions_planned += 1
+        return out
+
+    def choose(self, d: Decision, scores: dict[int, float]) -> int:
+        """The degree with the fewest blocked jobs; ties by ``planning.tie_break``."""
+        if not scores:
+            return 0
+        best = min(scores.values())
+        tied = [a for a, s in scores.items() if s == best]
+        if self.cfg.tie_break == "base":
+            a = self.base(d.graph_index, d.beta, d.snapshot().free_mask)
+            if a in tied:
+                return a
+        return min(tied)
+
+    def act(self, decision: Decision, rng: np.random.Generator) -> int:
+        return self.choose(decision, self.scores(decision, rng))

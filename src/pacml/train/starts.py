@@ -1,0 +1,103 @@
+"""One training job: an agent from one or several starts, its progress bar and its run record.
+
+`train_agent` is what `pacml train` and the workflow's train rule call. With
+``agent.init_degree_biases`` one agent is trained from each start (in ``out/start<k>/``) and
+the best by validation is kept (its best.pt and last.pt are copied to ``out``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+from pacml.config import Config, config_hash
+from pacml.runs import build_model, resolve_config, write_json
+from pacml.sim.workload import get_distribution
+from pacml.tracking import RunStore, Tracker, job_run
+
+
+def progress_bar(desc: str, log_file=None):
+    """A tqdm bar showing the best validation blocking rate; returns (callback, close)."""
+    from tqdm import tqdm
+
+    bar = None
+
+    def update(i: int, n: int, info: dict) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=n, initial=i - 1, desc=desc, unit="update", file=log_file, mininterval=1.0)
+        bar.update(1)
+        post = {"sps": f"{info['sps']:.0f}"}
+        if info.get("val_blocking") is not None:
+            post["best_val_blocking"] = f"{info['val_blocking']:.4f}"
+        bar.set_postfix(post)
+
+    def close() -> None:
+        if bar is not None:
+            bar.close()
+
+    return update, close
+
+
+def train_from_starts(cfg: Config, model, dist: str, seed: int, out: Path, tracker: Tracker, progress):
+    """Train from every start of ``agent.init_degree_biases`` (or once) and keep the best."""
+    from pacml.train.ppo import train as ppo_train
+
+    starts = cfg.agent.init_degree_biases
+    if not starts:
+        return ppo_train(cfg, model, dist, seed, out, log=tracker.log_metrics, progress=progress)
+    results = []
+    for k, bias in enumerate(starts):
+        c = dataclasses.replace(cfg, agent=dataclasses.replace(cfg.agent, init_degree_bias=float(bias),
+                                                               init_degree_biases=()))
+
+        def log(metrics, step, k=k):
+            tracker.log_metrics({f"start{k}/{name}": v for name, v in metrics.items()}, step)
+
+        results.append(ppo_train(c, model, dist, seed, out / f"start{k}", log=log, progress=progress))
+    best = min(range(len(starts)), key=lambda k: (results[k].best_blocking_rate, k))
+    for name in ("best.pt", "last.pt"):
+        shutil.copyfile(out / f"start{best}" / name, out / name)
+    tracker.log_params({"selected_start": best, "selected_init_degree_bias": starts[best]})
+    tracker.log_metrics({f"start{k}/best_validation_blocking_rate": r.best_blocking_rate for k, r in enumerate(results)})
+    chosen = results[best]
+    chosen.wall_s = sum(r.wall_s for r in results)
+    return chosen
+
+
+def train_agent(graphs_dir, dist: str, seed: int, config=None, overrides=(), out: str | Path = "results/train",
+                store: RunStore | None = None, threads: int | None = None, log_file=None) -> dict:
+    """Train one PAC-ML agent; write ``best.pt``, ``last.pt`` and ``curve.json`` to ``out``.
+
+    With a ``store`` the run is tracked as a child run (policy pacml, this seed) with
+    per-update metrics and the checkpoints as artifacts.
+    """
+    cfg = resolve_config(config, overrides)
+    get_distribution(cfg.distributions, dist)
+    if threads is not None:
+        cfg = dataclasses.replace(cfg, ppo=dataclasses.replace(cfg.ppo, torch_threads=threads))
+    model = build_model(graphs_dir, cfg)
+    out = Path(out)
+    tags = {"dist": dist, "policy": "pacml", "seed": str(seed), "kind": "train", "config_hash": config_hash(cfg)}
+    update_bar, close_bar = progress_bar(f"train {dist} seed={seed}", log_file)
+    with job_run(store, dist, f"pacml seed={seed} (train)", tags) as run:
+        run.log_params({**{f"ppo.{k}": v for k, v in dataclasses.asdict(cfg.ppo).items()},
+                        **{f"agent.{k}": v for k, v in dataclasses.asdict(cfg.agent).items()},
+                        "dist": dist, "seed": seed, "graphs": ",".join(g.name for g in model.graphs),
+                        "interarrival_s": model.interarrival_s})
+        try:
+            result = train_from_starts(cfg, model, dist, seed, out, run, update_bar)
+        finally:
+            close_bar()
+        summary = {"dist": dist, "seed": seed, "best_blocking_rate": result.best_blocking_rate,
+                   "best_update": result.best_update, "updates": result.updates,
+                   "global_step": result.global_step, "wall_s": result.wall_s, "curve": result.curve,
+                   "config_hash": config_hash(cfg)}
+        write_json(out / "curve.json", summary)
+        run.log_metrics({"best_validation_blocking_rate": result.best_blocking_rate, "train_wall_s": result.wall_s},
+                        result.global_step)
+        for name in ("best.pt", "curve.json"):
+            run.log_artifact(out / name)
+    return summary
+

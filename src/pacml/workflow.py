@@ -1,0 +1,68 @@
+"""What the workflow's rules call besides running policies: config, job setup, inputs, graphs, the store."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from pacml.config import Config, config_from_dict
+from pacml.errors import ConfigError
+from pacml.tracking import RunStore
+
+
+def config_for_workflow(snakemake_config: dict) -> Config:
+    """The typed config of a workflow job (profile applied)."""
+    return config_from_dict(snakemake_config, "config.yaml")
+
+
+def setup_job(snakemake):
+    """For workflow scripts: send stdout and stderr to the rule's log, and cap the math
+    libraries' threads at the rule's (set before torch is ever imported; only the rules that
+    train or run the agent import it)."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = str(snakemake.threads)
+    log = open(snakemake.log[0], "w", buffering=1)
+    sys.stdout = sys.stderr = log
+    return log
+
+
+def run_store(snakemake) -> RunStore:
+    """The job's MLflow store, from the rule's params and the mlflow_init output."""
+    return RunStore(snakemake.params.db, snakemake.params.experiment, snakemake.input.parents[0])
+
+
+def check_workflow_inputs(cfg: Config) -> None:
+    """Checks the workflow makes before any job: inputs named by the config exist."""
+    if cfg.graphs.source == "pipedream" and not Path(cfg.graphs.pipedream_dir).is_dir():
+        raise ConfigError("graphs.pipedream_dir", cfg.graphs.pipedream_dir, "no such directory", "config.yaml")
+    dist = cfg.figures.load_sweep_dist
+    if dist is not None and dist not in cfg.workflow.distributions:
+        raise ConfigError("figures.load_sweep_dist", dist,
+                          f"must be one of workflow.distributions {list(cfg.workflow.distributions)}", "config.yaml")
+
+
+def build_graphs(cfg: Config, out_paths: list[str]) -> list[Path]:
+    """The ``graphs`` rule: built-in profiles or imported PipeDream profiles, one JSON per model."""
+    from pacml.graphs.commands import import_pipedream_dir, profile_models
+
+    out_dir = Path(out_paths[0]).parent
+    steps = cfg.workload.num_training_steps
+    if cfg.graphs.source == "builtin":
+        written = profile_models(list(cfg.graphs.models), out_dir, steps)
+    else:
+        written = import_pipedream_dir(cfg.graphs.pipedream_dir, out_dir, steps, list(cfg.graphs.models) or None)
+    missing = [p for p in out_paths if Path(p) not in written]
+    if missing:
+        raise ConfigError("graphs.models", list(cfg.graphs.models), f"graphs not written: {missing}", "config.yaml")
+    return written
+
+
+def init_tracking(db: str | Path, experiment: str, dists: list[str], out_json: str | Path) -> dict:
+    """The ``mlflow_init`` rule: create the store once; record the parent run ids."""
+    from pacml.runs import write_json
+    from pacml.tracking import git_commit, init_store
+
+    parents = init_store(db, experiment, dists, Path(db).parent / "artifacts", {"git_commit": git_commit()})
+    write_json(out_json, parents)
+    return parents

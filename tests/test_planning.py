@@ -1,0 +1,168 @@
+"""Forks, look-ahead counting, the planning policies and best_fixed."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from pacml.config import load_config
+from pacml.errors import ConfigError
+from pacml.evaluation import episode_rngs, run_episode
+from pacml.policies.base import PolicyContext, make_policy
+from pacml.sim.engine import ClusterModel
+from pacml.sim.lookahead import base_rule, blocked_after
+
+from conftest import TOY_CLUSTER, toy_pool
+
+
+def toy_model(*overrides: str) -> ClusterModel:
+    return ClusterModel(toy_pool(), load_config(overrides=[*TOY_CLUSTER, *overrides]))
+
+
+def play(episode, policy, rng) -> None:
+    while not episode.done:
+        episode.step(policy.act(episode.decision, rng))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_fork_continued_with_the_same_choices_equals_the_original(seed):
+    m = toy_model()
+    env_rng, _ = episode_rngs(seed)
+    ep = m.episode("beta_a", env_rng)
+    pol = make_policy("random")
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        ep.step(pol.act(ep.decision, rng))
+    fork = ep.fork()
+    before = list(ep.records)
+    state = dataclasses.asdict(ep.snapshot())
+    play(fork, make_policy("para_min"), rng)            # stepping the fork leaves the original alone
+    assert ep.records == before and dataclasses.asdict(ep.snapshot()) == state
+    again = ep.fork()
+    play(ep, make_policy("fixed-4"), rng)
+    play(again, make_policy("fixed-4"), rng)
+    assert again.records == ep.records and len(ep.records) == 61
+
+
+@pytest.mark.parametrize("base", ["fixed-2", "fixed-4", "para_max", "para_min", "sequential"])
+@pytest.mark.parametrize("seed", [0, 3])
+def test_lookahead_count_equals_the_forked_engine(base, seed):
+    """blocked_after over the true future equals the engine run to the end by the base policy."""
+    m = toy_model()
+    ep = m.episode("beta_a", episode_rngs(seed)[0])
+    rng = np.random.default_rng(seed)
+    for _ in range(10):
+        ep.step(make_policy("random").act(ep.decision, rng))
+    d = ep.decision
+    rule = base_rule(base, m)
+    for degree in (int(a) for a in np.flatnonzero(d.mask[1:]) + 1):
+        fork = ep.fork()
+        fork.step(degree)
+        play(fork, make_policy(base), rng)
+        truth = sum(r.outcome == "blocked" for r in fork.records if r.job_idx >= d.job_idx)
+        f = d.future(10_000)
+        got = blocked_after(m, d.snapshot(), d.graph_index, d.beta, degree, f.time_s.tolist(), f.graph.tolist(),
+                            f.beta.tolist(), rule)
+        assert got == truth
+
+
+@pytest.mark.parametrize("base", ["fixed-2", "fixed-4", "para_min"])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_clairvoyant_rollout_never_blocks_more_than_its_base_policy(base, seed):
+    """The rollout property of a deterministic problem: with H covering the rest of the
+    episode and ties going to the base policy's degree, rollout is no worse than its base."""
+    m = toy_model("planning.horizon=1000", "planning.tie_break=base", f"planning.base_policy={base}")
+    ctx = PolicyContext(m, "beta_a")
+    _, planned = run_episode(m, make_policy("rollout_clairvoyant", context=ctx), "beta_a", seed)
+    _, plain = run_episode(m, make_policy(base), "beta_a", seed)
+    assert planned["jobs_blocked"] <= plain["jobs_blocked"]
+
+
+def test_rollout_is_deterministic_and_never_reads_the_true_future(monkeypatch):
+    m = toy_model("planning.horizon=30", "planning.num_futures=3", "planning.base_policy=fixed-4")
+    ctx = PolicyContext(m, "beta_a")
+    first = run_episode(m, make_policy("rollout", context=ctx), "beta_a", 5)
+    second = run_episode(m, make_policy("rollout", context=ctx), "beta_a", 5)
+    assert first == second
+    from pacml.sim import engine
+
+    def forbidden(self, h):
+        raise AssertionError("a deployable policy read the episode's future")
+
+    monkeypatch.setattr(engine.Episode, "future", forbidden)
+    assert run_episode(m, make_policy("rollout", context=ctx), "beta_a", 5) == first
+    with pytest.raises(AssertionError, match="future"):
+        run_episode(m, make_policy("rollout_clairvoyant", context=ctx), "beta_a", 5)
+
+
+def test_rollout_scores_are_hand_checkable():
+    """On an empty 8-worker cluster with no later arrivals, a degree meeting the requirement
+    blocks nothing and one that misses it blocks this job; under paper accounting a job
+    that runs past the horizon is blocked too."""
+    m = toy_model("planning.horizon=1", "planning.num_futures=1", "workload.horizon_s=1",
+                  "workload.horizon_accounting=fixed")
+    ctx = PolicyContext(m, "beta_a")
+    pol = make_policy("rollout", context=ctx)
+    ep = m.episode("beta_a", episode_rngs(0)[0])
+    d = ep.decision
+    scores = pol.scores(d, np.random.default_rng(0))
+    assert sorted(scores) == [1, 2, 4, 8]
+    for a, s in scores.items():
+        meets = d.lookahead(a) <= d.max_acceptable_jct_s
+        assert s == (0.0 if meets else 1.0)
+    assert pol.choose(d, scores) == min(a for a, s in scores.items() if s == 0.0)
+    paper = toy_model("planning.horizon=1", "planning.num_futures=1", "workload.horizon_s=1")
+    d = paper.episode("beta_a", episode_rngs(0)[0]).decision
+    assert set(make_policy("rollout", context=PolicyContext(paper, "beta_a")).scores(d, np.random.default_rng(0))
+               .values()) == {1.0}
+
+
+def test_best_fixed_is_chosen_on_validation_seeds_only(monkeypatch):
+    from pacml.policies import planning
+
+    m = toy_model("workflow.validation_seeds=[7, 8]", "workflow.test_seeds=[100]")
+    seen = []
+    real = run_episode
+
+    def spy(model, policy, dist, seed, policy_seed=None):
+        seen.append(seed)
+        return real(model, policy, dist, seed, policy_seed)
+
+    monkeypatch.setattr("pacml.evaluation.run_episode", spy)
+    degree, table = planning.best_fixed_degree(m, "beta_a", m.cfg.workflow.validation_seeds)
+    assert set(seen) == {7, 8} and sorted(table) == [1, 2, 4, 8]
+    assert degree == min(table, key=lambda k: (table[k], k))
+    pol = make_policy("best_fixed", context=PolicyContext(m, "beta_a"))
+    assert pol.k == degree and pol.name == "best_fixed" and 100 not in seen
+
+
+def test_validation_seeds_may_not_be_test_seeds():
+    with pytest.raises(ConfigError, match="workflow.validation_seeds"):
+        load_config(overrides=["workflow.validation_seeds=[100]"])
+
+
+@pytest.mark.parametrize("key,value", [("workflow.baselines", "[fixed-0]"), ("workflow.baselines", "[rolout]"),
+                                       ("planning.base_policy", "random"), ("planning.horizon", "0")])
+def test_bad_planning_names_stop_at_load(key, value):
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        load_config(overrides=[f"{key}={value}"])
+
+
+def test_lookahead_frees_servers_before_a_simultaneous_arrival():
+    """One worker; the sequential toy job takes exactly 500 s and the next arrives at 500 s."""
+    from conftest import two_layer_graph
+
+    cfg = load_config(overrides=["cluster.communication_groups=1", "cluster.racks_per_group=1",
+                                 "cluster.servers_per_rack=1", "workload.interarrival_s=500",
+                                 "workload.horizon_s=1000", "workload.horizon_accounting=fixed",
+                                 "distributions.lax.kind=uniform", "distributions.lax.min=1.0",
+                                 "distributions.lax.max=1.0"])
+    m = ClusterModel([two_layer_graph()], cfg)
+    d = m.episode("lax", episode_rngs(0)[0]).decision
+    f = d.future(10)
+    assert f.time_s.tolist() == [500.0, 1000.0]
+    got = blocked_after(m, d.snapshot(), 0, 1.0, 1, f.time_s.tolist(), f.graph.tolist(), f.beta.tolist(),
+                        base_rule("sequential", m))
+    assert got == 0          # the arrival at the horizon (1000 s) is not counted
