@@ -18,6 +18,8 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/python -m pytest
 
 results: $(STAMP)
@@ -25,6 +27,7 @@ results: $(STAMP)
 
 bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/bench_sim.py
+	$(VENV)/bin/python benchmarks/bench_plan.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -4,7 +4,7 @@
 #   snakemake --cores 2                       # everything under results/
 #   snakemake -n                              # dry run: what would run
 #   snakemake --cores 2 results/beta_c/summary.csv --forcerun=train    # one distribution
-#   snakemake --cores 2 --config workflow='{profile: smoke}'           # a smaller scale
+#   snakemake --cores 2 --config workflow='{scale: smoke}'             # a smaller scale
 #
 # The config is validated (schema, then pacml's typed config) before any job starts.
 

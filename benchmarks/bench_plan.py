@@ -32,8 +32,13 @@ def main() -> None:
     ap.add_argument("--base", default="fixed-4")
     ap.add_argument("--policy", default="rollout", choices=["rollout", "rollout_clairvoyant"])
     args = ap.parse_args()
-    cfg = load_config(overrides=[f"planning.horizon={args.horizon}", f"planning.num_futures={args.futures}",
-                                 f"planning.base_policy={args.base}"])
+    cfg = load_config(
+        overrides=[
+            f"planning.horizon={args.horizon}",
+            f"planning.num_futures={args.futures}",
+            f"planning.base_policy={args.base}",
+        ]
+    )
     graphs = load_graph_dir(args.graphs, names=cfg.graphs.models)
     model = ClusterModel(graphs, cfg)
     for label, seed in (("cold", 100), ("warm", 101)):
@@ -41,11 +46,15 @@ def main() -> None:
         t0 = time.perf_counter()
         _, met = run_episode(model, policy, args.dist, seed)
         wall = time.perf_counter() - t0
-        print(f"{label} episode seed={seed}: {wall:.2f} s, blocking rate {met['blocking_rate']:.4f}, "
-              f"{policy.decisions_planned} planned decisions ({policy.decisions_planned / wall:,.0f} per s)")
-    print(f"policy={args.policy} K={args.futures} H={args.horizon} base={args.base} dist={args.dist} "
-          f"arrivals={met['jobs_arrived']} workers={model.topology.num_workers} "
-          f"placements cached={len(model.cache.placements):,}")
+        print(
+            f"{label} episode seed={seed}: {wall:.2f} s, blocking rate {met['blocking_rate']:.4f}, "
+            f"{policy.decisions_planned} planned decisions ({policy.decisions_planned / wall:,.0f} per s)"
+        )
+    print(
+        f"policy={args.policy} K={args.futures} H={args.horizon} base={args.base} dist={args.dist} "
+        f"arrivals={met['jobs_arrived']} workers={model.topology.num_workers} "
+        f"placements cached={len(model.cache.placements):,}"
+    )
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(f"peak memory (process max RSS, whole run): {peak_kib / 1024:.1f} MiB")
 

@@ -9,8 +9,8 @@ memory (max RSS). Targets (issue 4): warm < 0.2 s, cold < 5 s on a 2-core machin
 from __future__ import annotations
 
 import argparse
-import time
 import resource
+import time
 from pathlib import Path
 
 from pacml.config import load_config

@@ -36,6 +36,7 @@ def timed(name, fn):
             return fn(*args, **kwargs)
         finally:
             TIMERS[name] += time.perf_counter() - t0
+
     return wrapper
 
 
@@ -47,8 +48,9 @@ def main() -> None:
     ap.add_argument("--config", default=str(Path(__file__).resolve().parents[1] / "config.yaml"))
     args = ap.parse_args()
     torch.set_num_threads(1)
-    cfg = load_config(args.config, [f"ppo.total_timesteps={args.steps}", "ppo.torch_threads=1",
-                                    "workload.offered_load=null"])   # the paper's 1000 s interarrival
+    cfg = load_config(
+        args.config, [f"ppo.total_timesteps={args.steps}", "ppo.torch_threads=1", "workload.offered_load=null"]
+    )  # the paper's 1000 s interarrival
     model = ClusterModel(load_graph_dir(args.graphs, names=cfg.graphs.models), cfg)
     engine.Episode.step = timed("simulation", engine.Episode.step)
     FeatureSpace.decision_vector = timed("featurisation", FeatureSpace.decision_vector)
@@ -67,7 +69,7 @@ def main() -> None:
     finally:
         shutil.rmtree(out)
     sim, feat = TIMERS["simulation"], TIMERS["featurisation"]
-    network = rollout_s - sim - feat + update_s   # rollout forward passes + PPO updates
+    network = rollout_s - sim - feat + update_s  # rollout forward passes + PPO updates
     print(f"steps={result.global_step} updates={result.updates} wall={wall:.1f} s (one torch thread)")
     print(f"environment steps per second: {result.global_step / wall:,.0f}")
     for name, t in (("simulation", sim), ("featurisation", feat), ("network (forward + PPO update)", network)):

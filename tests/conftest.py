@@ -69,7 +69,13 @@ def toy_pool():
     return [chain_graph("small", 3, 2e-3, 2e8), chain_graph("mid", 4, 4e-3, 4e8), chain_graph("big", 6, 5e-3, 6e8)]
 
 
-TOY_CLUSTER = ["cluster.communication_groups=2", "cluster.racks_per_group=2", "cluster.servers_per_rack=2",
-               "cluster.max_degree=8", "workload.offered_load=null", "workload.interarrival_s=300",
-               "workload.horizon_s=18000"]
+TOY_CLUSTER = [
+    "cluster.communication_groups=2",
+    "cluster.racks_per_group=2",
+    "cluster.servers_per_rack=2",
+    "cluster.max_degree=8",
+    "workload.offered_load=null",
+    "workload.interarrival_s=300",
+    "workload.horizon_s=18000",
+]
 """8 workers (degrees 1, 2, 4, 8), about 60 arrivals an episode at a load near 1."""

@@ -19,8 +19,11 @@ from conftest import two_layer_graph  # noqa: E402
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.booleans(), min_size=17, max_size=17).filter(any),
-       st.lists(st.floats(-50, 50), min_size=17, max_size=17), st.integers(0, 2**31))
+@given(
+    st.lists(st.booleans(), min_size=17, max_size=17).filter(any),
+    st.lists(st.floats(-50, 50), min_size=17, max_size=17),
+    st.integers(0, 2**31),
+)
 def test_masking_never_selects_an_invalid_degree(mask, logits, seed):
     m = torch.tensor([mask])
     raw = torch.tensor([logits], dtype=torch.float32)
@@ -79,11 +82,26 @@ def test_distinct_graph_batching_equals_per_sample_computation(paper_graphs):
     torch.testing.assert_close(fast_v, slow_v, rtol=1e-5, atol=1e-5)
 
 
-TOY = ["graphs.models=[]", "cluster.communication_groups=2", "cluster.racks_per_group=2", "cluster.servers_per_rack=1",
-       "cluster.max_degree=4", "workload.interarrival_s=200", "workload.horizon_s=3999",
-       "distributions.half.kind=uniform", "distributions.half.min=0.5", "distributions.half.max=0.5",
-       "ppo.num_envs=2", "ppo.num_steps=20", "ppo.num_minibatches=2", "ppo.validation_interval=5",
-       "ppo.learning_rate=0.003", "ppo.ent_coef=0.0", "ppo.gamma=0.9", "ppo.reward_scale=1.0"]
+TOY = [
+    "graphs.models=[]",
+    "cluster.communication_groups=2",
+    "cluster.racks_per_group=2",
+    "cluster.servers_per_rack=1",
+    "cluster.max_degree=4",
+    "workload.interarrival_s=200",
+    "workload.horizon_s=3999",
+    "distributions.half.kind=uniform",
+    "distributions.half.min=0.5",
+    "distributions.half.max=0.5",
+    "ppo.num_envs=2",
+    "ppo.num_steps=20",
+    "ppo.num_minibatches=2",
+    "ppo.validation_interval=5",
+    "ppo.learning_rate=0.003",
+    "ppo.ent_coef=0.0",
+    "ppo.gamma=0.9",
+    "ppo.reward_scale=1.0",
+]
 
 
 def toy(*extra):
@@ -122,7 +140,7 @@ def test_tiny_ppo_learns_the_best_fixed_degree(tmp_path):
 def test_training_is_deterministic_and_resumes_exactly(tmp_path):
     from pacml.train.ppo import train
 
-    cfg, _ = toy("ppo.total_timesteps=160")        # 4 updates of 2 envs x one 20-decision episode
+    cfg, _ = toy("ppo.total_timesteps=160")  # 4 updates of 2 envs x one 20-decision episode
     full = train(cfg, toy()[1], "half", 3, tmp_path / "a")
     again = train(cfg, toy()[1], "half", 3, tmp_path / "b")
 
@@ -135,16 +153,16 @@ def test_training_is_deterministic_and_resumes_exactly(tmp_path):
 
     with pytest.raises(Killed):
         train(cfg, toy()[1], "half", 3, tmp_path / "c", progress=kill_after_two)
-    (tmp_path / "c" / "best.pt").unlink(missing_ok=True)   # as Snakemake deletes an incomplete job's outputs
+    (tmp_path / "c" / "best.pt").unlink(missing_ok=True)  # as Snakemake deletes an incomplete job's outputs
     resumed = train(cfg, toy()[1], "half", 3, tmp_path / "c")
     weights = [torch.load(tmp_path / d / "last.pt", weights_only=False)["model"] for d in ("a", "b", "c")]
     assert full.curve == again.curve and resumed.updates == full.updates == 4
     for k in weights[0]:
-        assert torch.equal(weights[0][k], weights[1][k]), k     # same seed, same weights
-        assert torch.equal(weights[0][k], weights[2][k]), k     # killed and resumed: the same too
+        assert torch.equal(weights[0][k], weights[1][k]), k  # same seed, same weights
+        assert torch.equal(weights[0][k], weights[2][k]), k  # killed and resumed: the same too
     best = [torch.load(tmp_path / d / "best.pt", weights_only=False)["model"] for d in ("a", "c")]
     for k in best[0]:
-        assert torch.equal(best[0][k], best[1][k]), k          # and its best.pt is rewritten
+        assert torch.equal(best[0][k], best[1][k]), k  # and its best.pt is rewritten
 
 
 def test_checkpoint_round_trip(tmp_path):
@@ -170,9 +188,14 @@ def test_mlflow_layout_parent_and_children(tmp_path):
 
     db = tmp_path / "mlflow.db"
     parents = init_store(db, "exp", ["beta_a", "beta_b"], tmp_path / "art", {"git_commit": "abc"})
-    assert init_store(db, "exp", ["beta_a", "beta_b"], tmp_path / "art") == parents   # idempotent
-    with child_run(db, "exp", parents["beta_a"], "pacml seed=0 (train)",
-                   {"dist": "beta_a", "policy": "pacml", "seed": "0", "kind": "train"}) as run:
+    assert init_store(db, "exp", ["beta_a", "beta_b"], tmp_path / "art") == parents  # idempotent
+    with child_run(
+        db,
+        "exp",
+        parents["beta_a"],
+        "pacml seed=0 (train)",
+        {"dist": "beta_a", "policy": "pacml", "seed": "0", "kind": "train"},
+    ) as run:
         run.log_metrics({"charts/blocking_rate": 0.2}, step=10)
         run.log_params({"ppo.gamma": 0.99})
     import mlflow
@@ -191,7 +214,7 @@ def test_mlflow_layout_parent_and_children(tmp_path):
 
 
 def test_init_degree_bias_starts_at_maximum_parallelisation(paper_graphs):
-    cfg = load_config(overrides=["agent.init_degree_bias=3.0"])
+    cfg = load_config(overrides=["agent.init_degree_biases=[3.0]"])
     model = ClusterModel(paper_graphs, cfg)
     features = FeatureSpace(model.graphs, model.sequential_jct_s, 32, 17)
     net = _net(cfg, features)
@@ -211,12 +234,12 @@ def test_a_checkpoint_of_another_config_is_not_resumed(tmp_path):
     cfg, _ = toy("ppo.total_timesteps=80")
     first = train(cfg, toy()[1], "half", 3, tmp_path)
     assert first.updates == 2
-    again = train(cfg, toy()[1], "half", 3, tmp_path)          # same config: resumed, nothing to do
+    again = train(cfg, toy()[1], "half", 3, tmp_path)  # same config: resumed, nothing to do
     assert again.updates == 2 and again.curve == first.curve
     other, _ = toy("ppo.total_timesteps=80", "ppo.learning_rate=0.001")
-    fresh = train(other, toy()[1], "half", 3, tmp_path)        # another config: trains from scratch
+    fresh = train(other, toy()[1], "half", 3, tmp_path)  # another config: trains from scratch
     assert fresh.updates == 2 and (tmp_path / "last.pt.stale").exists()
-    assert len(fresh.curve) == 2     # validated after update 1 and the last, not appended to the old curve
+    assert len(fresh.curve) == 2  # validated after update 1 and the last, not appended to the old curve
 
 
 def test_training_from_several_starts_keeps_the_best_by_validation(tmp_path):

@@ -62,3 +62,25 @@ def test_workflow_distribution_must_exist():
 def test_malformed_override():
     with pytest.raises(ConfigError, match="key.sub=value"):
         load_config(overrides=["cluster.racks_per_group"])
+
+
+def test_every_config_field_has_a_description_in_the_schema():
+    from pacml.schema import config_schema
+
+    missing = []
+
+    def walk(node, path):
+        for name, sub in node.get("properties", {}).items():
+            if "description" not in sub:
+                missing.append(f"{path}{name}")
+            walk(sub, f"{path}{name}.")
+        if isinstance(node.get("additionalProperties"), dict):
+            walk(node["additionalProperties"], f"{path}<name>.")
+
+    walk(config_schema(), "")
+    assert missing == []
+
+
+def test_a_misspelt_key_gets_a_suggestion():
+    with pytest.raises(ConfigError, match=r"cluster\.servers_per_rak.*did you mean 'servers_per_rack'"):
+        load_config(overrides=["cluster.servers_per_rak=4"])

@@ -19,8 +19,16 @@ HALF = ["distributions.half.kind=uniform", "distributions.half.min=0.5", "distri
 
 
 def tiny(*overrides, C=1, R=1, S=2):
-    cfg = load_config(overrides=[f"cluster.communication_groups={C}", f"cluster.racks_per_group={R}",
-                                 f"cluster.servers_per_rack={S}", *LAX, *HALF, *overrides])
+    cfg = load_config(
+        overrides=[
+            f"cluster.communication_groups={C}",
+            f"cluster.racks_per_group={R}",
+            f"cluster.servers_per_rack={S}",
+            *LAX,
+            *HALF,
+            *overrides,
+        ]
+    )
     return ClusterModel([two_layer_graph()], cfg)
 
 
@@ -131,8 +139,11 @@ def test_para_max_always_takes_16_on_paper_models(paper_model):
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), policy=st.sampled_from(["para_max", "para_min", "random", "oracle", "fixed-2"]),
-       horizon=st.integers(1, 40))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    policy=st.sampled_from(["para_max", "para_min", "random", "oracle", "fixed-2"]),
+    horizon=st.integers(1, 40),
+)
 def test_every_arrival_is_accounted_for_and_masks_are_feasible(paper_graphs, seed, policy, horizon):
     cfg = load_config(overrides=[f"workload.horizon_s={horizon * 1000}"])
     m = ClusterModel(paper_graphs, cfg)

@@ -27,8 +27,8 @@ def step(graph, a, scale=1000.0, free=None):
 
 def test_chain_on_one_worker_is_the_sum_of_op_times():
     _, pl, res = step(two_layer_graph(), 1)
-    assert pl.num_workers == 1 and pl.workers_mask == 1        # server (0,0,0)
-    assert res.step_time_s == pytest.approx(10.0, rel=1e-15)   # (1+2+3+4) ms x 1000
+    assert pl.num_workers == 1 and pl.workers_mask == 1  # server (0,0,0)
+    assert res.step_time_s == pytest.approx(10.0, rel=1e-15)  # (1+2+3+4) ms x 1000
     assert res.utilisation == pytest.approx(1.0)
 
 
@@ -50,8 +50,18 @@ def test_chain_split_two_ways_with_its_transfers():
 
 def test_one_to_one_when_split_meets_unsplit():
     # B has zero time: degree 1, so A's split sub-ops send one-to-one to one server
-    g = training_graph("t", ["n1", "n2"], ["A", "B"], np.array([1e-3, 0.0]), np.array([1e-3, 0.0]),
-                       np.array([4e8, 1e6]), np.zeros(2), [(0, 1)], 1, 50)
+    g = training_graph(
+        "t",
+        ["n1", "n2"],
+        ["A", "B"],
+        np.array([1e-3, 0.0]),
+        np.array([1e-3, 0.0]),
+        np.array([4e8, 1e6]),
+        np.zeros(2),
+        [(0, 1)],
+        1,
+        50,
+    )
     pg = partition(g, 2, Q)
     assert pg.degree.tolist() == [2, 1, 2, 1]
     pl = place(pg, TOPO, TOPO.all_mask)
@@ -67,8 +77,18 @@ def test_one_to_one_when_split_meets_unsplit():
 
 
 def test_degrees_follow_the_quantum_rule():
-    g = training_graph("t", ["a", "b", "c"], ["", "", ""], np.array([0.0, 0.5e-4, 1e-3]), np.zeros(3),
-                       np.ones(3), np.zeros(3), [(0, 1), (1, 2)], 2, 1)
+    g = training_graph(
+        "t",
+        ["a", "b", "c"],
+        ["", "", ""],
+        np.array([0.0, 0.5e-4, 1e-3]),
+        np.zeros(3),
+        np.ones(3),
+        np.zeros(3),
+        [(0, 1), (1, 2)],
+        2,
+        1,
+    )
     # t/q = 0, 5, 100 -> smallest even >= : 0, 6, 100 -> min with a, at least 1
     assert op_degrees(g, 16, Q)[:3].tolist() == [1, 6, 16]
     assert op_degrees(g, 4, Q)[:3].tolist() == [1, 4, 4]

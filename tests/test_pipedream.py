@@ -20,8 +20,17 @@ PAPER_TABLE = {
     "squeezenet1_0": (136, 153, 38000.15),
     "vgg16": (82, 83, 34525.35),
 }
-ALL_NINE = ("alexnet", "densenet121", "gnmt", "gnmt_large", "inception_v3", "resnet18", "resnet50",
-            "squeezenet1_0", "vgg16")
+ALL_NINE = (
+    "alexnet",
+    "densenet121",
+    "gnmt",
+    "gnmt_large",
+    "inception_v3",
+    "resnet18",
+    "resnet50",
+    "squeezenet1_0",
+    "vgg16",
+)
 
 
 @pytest.mark.parametrize("model", sorted(PAPER_TABLE))
@@ -67,42 +76,54 @@ def test_all_nine_profiles_parse_and_round_trip(pipedream_dir, tmp_path, model):
 
 
 def test_milliseconds_become_seconds():
-    g = parse_pipedream("node1 -- Input -- forward_compute_time=2.5, backward_compute_time=0.5, "
-                        "activation_size=8.0, parameter_size=2.0\n")
+    g = parse_pipedream(
+        "node1 -- Input -- forward_compute_time=2.5, backward_compute_time=0.5, "
+        "activation_size=8.0, parameter_size=2.0\n"
+    )
     assert g.compute_time_s.tolist() == [0.0025, 0.0005]
     assert g.memory_bytes.tolist() == [10.0, 10.0]
 
 
 def test_description_with_commas_and_parentheses_and_any_node_order():
-    text = ("node2 -- Conv2d(3, 64, kernel_size=(3, 3), padding=(1, 1)) -- forward_compute_time=1.0, "
-            "backward_compute_time=2.0, activation_size=[1.0; 2.0], parameter_size=3.0\n"
-            "\tnode1 -- node2\n"
-            "node1 -- Input0 -- forward_compute_time=0.0, backward_compute_time=0.0, activation_size=5.0, "
-            "parameter_size=0.0\n")
+    text = (
+        "node2 -- Conv2d(3, 64, kernel_size=(3, 3), padding=(1, 1)) -- forward_compute_time=1.0, "
+        "backward_compute_time=2.0, activation_size=[1.0; 2.0], parameter_size=3.0\n"
+        "\tnode1 -- node2\n"
+        "node1 -- Input0 -- forward_compute_time=0.0, backward_compute_time=0.0, activation_size=5.0, "
+        "parameter_size=0.0\n"
+    )
     g = parse_pipedream(text, "x.txt")
     assert g.op_names[:2] == ("node2", "node1")
     assert g.descriptions[0] == "Conv2d(3, 64, kernel_size=(3, 3), padding=(1, 1))"
     assert g.activation_bytes[0] == 3.0
     # forward dep node1->node2 carries A(node1); its backward twin carries A(node2); join from node2
     assert [(g.op_names[u], g.op_names[v], s) for u, v, s in zip(g.src, g.dst, g.size_bytes)] == [
-        ("node1", "node2", 5.0), ("node2:bwd", "node1:bwd", 3.0), ("node2", "node2:bwd", 3.0)]
+        ("node1", "node2", 5.0),
+        ("node2:bwd", "node1:bwd", 3.0),
+        ("node2", "node2:bwd", 3.0),
+    ]
 
 
-NODE = ("node{} -- L -- forward_compute_time=1.0, backward_compute_time=1.0, "
-        "activation_size=1.0, parameter_size=0.0")
+NODE = "node{} -- L -- forward_compute_time=1.0, backward_compute_time=1.0, activation_size=1.0, parameter_size=0.0"
 
 
-@pytest.mark.parametrize("text,line,match", [
-    (NODE.format(1) + "\nnode2 -- Conv2d(3\n", 2, "truncated"),
-    (NODE.format(1).replace("=1.0,", "=abc,", 1) + "\n", 1, "not a number"),
-    (NODE.format(1).replace("=1.0,", "=-1.0,", 1) + "\n", 1, ">= 0"),
-    (NODE.format(1) + "\n\tnode1 -- node9\n", 2, "unknown node 'node9'"),
-    (NODE.format(1) + "\n" + NODE.format(1) + "\n", 2, "defined twice"),
-    (NODE.format(1).replace(", parameter_size=0.0", "") + "\n", 1, "lacks parameter_size"),
-    (NODE.format(1) + "\n\tnode1 node2\n", 2, "malformed edge"),
-    (NODE.format(1) + "\n" + NODE.format(2).replace("activation_size=1.0", "activation_size=[1.0; 2.0") + "\n",
-     2, "unterminated"),
-])
+@pytest.mark.parametrize(
+    "text,line,match",
+    [
+        (NODE.format(1) + "\nnode2 -- Conv2d(3\n", 2, "truncated"),
+        (NODE.format(1).replace("=1.0,", "=abc,", 1) + "\n", 1, "not a number"),
+        (NODE.format(1).replace("=1.0,", "=-1.0,", 1) + "\n", 1, ">= 0"),
+        (NODE.format(1) + "\n\tnode1 -- node9\n", 2, "unknown node 'node9'"),
+        (NODE.format(1) + "\n" + NODE.format(1) + "\n", 2, "defined twice"),
+        (NODE.format(1).replace(", parameter_size=0.0", "") + "\n", 1, "lacks parameter_size"),
+        (NODE.format(1) + "\n\tnode1 node2\n", 2, "malformed edge"),
+        (
+            NODE.format(1) + "\n" + NODE.format(2).replace("activation_size=1.0", "activation_size=[1.0; 2.0") + "\n",
+            2,
+            "unterminated",
+        ),
+    ],
+)
 def test_malformed_lines_name_file_and_line(text, line, match):
     with pytest.raises(GraphFormatError, match=match) as exc:
         parse_pipedream(text, "bad.txt")
@@ -110,8 +131,17 @@ def test_malformed_lines_name_file_and_line(text, line, match):
 
 
 def test_cycle_is_an_error():
-    text = "\n".join([NODE.format(1), NODE.format(2), NODE.format(3),
-                      "\tnode1 -- node2", "\tnode2 -- node3", "\tnode3 -- node2", "\tnode3 -- node4"])
+    text = "\n".join(
+        [
+            NODE.format(1),
+            NODE.format(2),
+            NODE.format(3),
+            "\tnode1 -- node2",
+            "\tnode2 -- node3",
+            "\tnode3 -- node2",
+            "\tnode3 -- node4",
+        ]
+    )
     text = text.replace("\tnode3 -- node4", NODE.format(4))
     with pytest.raises(GraphFormatError, match="cycle"):
         parse_pipedream(text, "cyc.txt")
@@ -141,9 +171,11 @@ def random_dags(draw):
     order = draw(st.permutations(range(n)))
     lines = []
     for i in order:
-        lines.append(f"node{i + 1} -- Layer({i}, k=(1, 1)) -- forward_compute_time={times[i]}, "
-                     f"backward_compute_time={times[n + i]}, activation_size={float(acts[i])}, "
-                     f"parameter_size={float(params[i])}")
+        lines.append(
+            f"node{i + 1} -- Layer({i}, k=(1, 1)) -- forward_compute_time={times[i]}, "
+            f"backward_compute_time={times[n + i]}, activation_size={float(acts[i])}, "
+            f"parameter_size={float(params[i])}"
+        )
     lines += [f"\tnode{u + 1} -- node{v + 1}" for u, v in edges]
     return "\n".join(lines) + "\n", n, edges
 

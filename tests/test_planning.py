@@ -38,7 +38,7 @@ def test_a_fork_continued_with_the_same_choices_equals_the_original(seed):
     fork = ep.fork()
     before = list(ep.records)
     state = dataclasses.asdict(ep.snapshot())
-    play(fork, make_policy("para_min"), rng)            # stepping the fork leaves the original alone
+    play(fork, make_policy("para_min"), rng)  # stepping the fork leaves the original alone
     assert ep.records == before and dataclasses.asdict(ep.snapshot()) == state
     again = ep.fork()
     play(ep, make_policy("fixed-4"), rng)
@@ -63,8 +63,9 @@ def test_lookahead_count_equals_the_forked_engine(base, seed):
         play(fork, make_policy(base), rng)
         truth = sum(r.outcome == "blocked" for r in fork.records if r.job_idx >= d.job_idx)
         f = d.future(10_000)
-        got = blocked_after(m, d.snapshot(), d.graph_index, d.beta, degree, f.time_s.tolist(), f.graph.tolist(),
-                            f.beta.tolist(), rule)
+        got = blocked_after(
+            m, d.snapshot(), d.graph_index, d.beta, degree, f.time_s.tolist(), f.graph.tolist(), f.beta.tolist(), rule
+        )
         assert got == truth
 
 
@@ -101,8 +102,9 @@ def test_rollout_scores_are_hand_checkable():
     """On an empty 8-worker cluster with no later arrivals, a degree meeting the requirement
     blocks nothing and one that misses it blocks this job; under paper accounting a job
     that runs past the horizon is blocked too."""
-    m = toy_model("planning.horizon=1", "planning.num_futures=1", "workload.horizon_s=1",
-                  "workload.horizon_accounting=fixed")
+    m = toy_model(
+        "planning.horizon=1", "planning.num_futures=1", "workload.horizon_s=1", "workload.horizon_accounting=fixed"
+    )
     ctx = PolicyContext(m, "beta_a")
     pol = make_policy("rollout", context=ctx)
     ep = m.episode("beta_a", episode_rngs(0)[0])
@@ -115,8 +117,9 @@ def test_rollout_scores_are_hand_checkable():
     assert pol.choose(d, scores) == min(a for a, s in scores.items() if s == 0.0)
     paper = toy_model("planning.horizon=1", "planning.num_futures=1", "workload.horizon_s=1")
     d = paper.episode("beta_a", episode_rngs(0)[0]).decision
-    assert set(make_policy("rollout", context=PolicyContext(paper, "beta_a")).scores(d, np.random.default_rng(0))
-               .values()) == {1.0}
+    assert set(
+        make_policy("rollout", context=PolicyContext(paper, "beta_a")).scores(d, np.random.default_rng(0)).values()
+    ) == {1.0}
 
 
 def test_best_fixed_is_chosen_on_validation_seeds_only(monkeypatch):
@@ -143,8 +146,15 @@ def test_validation_seeds_may_not_be_test_seeds():
         load_config(overrides=["workflow.validation_seeds=[100]"])
 
 
-@pytest.mark.parametrize("key,value", [("workflow.baselines", "[fixed-0]"), ("workflow.baselines", "[rolout]"),
-                                       ("planning.base_policy", "random"), ("planning.horizon", "0")])
+@pytest.mark.parametrize(
+    "key,value",
+    [
+        ("workflow.baselines", "[fixed-0]"),
+        ("workflow.baselines", "[rolout]"),
+        ("planning.base_policy", "random"),
+        ("planning.horizon", "0"),
+    ],
+)
 def test_bad_planning_names_stop_at_load(key, value):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         load_config(overrides=[f"{key}={value}"])
@@ -154,15 +164,24 @@ def test_lookahead_frees_servers_before_a_simultaneous_arrival():
     """One worker; the sequential toy job takes exactly 500 s and the next arrives at 500 s."""
     from conftest import two_layer_graph
 
-    cfg = load_config(overrides=["cluster.communication_groups=1", "cluster.racks_per_group=1",
-                                 "cluster.servers_per_rack=1", "workload.interarrival_s=500",
-                                 "workload.horizon_s=1000", "workload.horizon_accounting=fixed",
-                                 "distributions.lax.kind=uniform", "distributions.lax.min=1.0",
-                                 "distributions.lax.max=1.0"])
+    cfg = load_config(
+        overrides=[
+            "cluster.communication_groups=1",
+            "cluster.racks_per_group=1",
+            "cluster.servers_per_rack=1",
+            "workload.interarrival_s=500",
+            "workload.horizon_s=1000",
+            "workload.horizon_accounting=fixed",
+            "distributions.lax.kind=uniform",
+            "distributions.lax.min=1.0",
+            "distributions.lax.max=1.0",
+        ]
+    )
     m = ClusterModel([two_layer_graph()], cfg)
     d = m.episode("lax", episode_rngs(0)[0]).decision
     f = d.future(10)
     assert f.time_s.tolist() == [500.0, 1000.0]
-    got = blocked_after(m, d.snapshot(), 0, 1.0, 1, f.time_s.tolist(), f.graph.tolist(), f.beta.tolist(),
-                        base_rule("sequential", m))
-    assert got == 0          # the arrival at the horizon (1000 s) is not counted
+    got = blocked_after(
+        m, d.snapshot(), 0, 1.0, 1, f.time_s.tolist(), f.graph.tolist(), f.beta.tolist(), base_rule("sequential", m)
+    )
+    assert got == 0  # the arrival at the horizon (1000 s) is not counted

@@ -12,10 +12,24 @@ from conftest import two_layer_graph
 
 def decision(mask, beta=0.3, jct=lambda a: 100.0 / a):
     mask = np.asarray(mask, dtype=bool)
-    return Decision(job_idx=0, time_s=0.0, graph_index=0, graph=two_layer_graph(), beta=beta,
-                    sequential_jct_s=100.0, max_acceptable_jct_s=beta * 100.0, mask=mask,
-                    free_workers=int(mask.sum()), num_workers=32, running_jobs=0, lookahead=jct, pool=(), pool_sequential_jct_s=np.zeros(0),
-                    snapshot=None, future=None)
+    return Decision(
+        job_idx=0,
+        time_s=0.0,
+        graph_index=0,
+        graph=two_layer_graph(),
+        beta=beta,
+        sequential_jct_s=100.0,
+        max_acceptable_jct_s=beta * 100.0,
+        mask=mask,
+        free_workers=int(mask.sum()),
+        num_workers=32,
+        running_jobs=0,
+        lookahead=jct,
+        pool=(),
+        pool_sequential_jct_s=np.zeros(0),
+        snapshot=None,
+        future=None,
+    )
 
 
 PAPER_MASK = [a in (0, 1, 2, 4, 6, 8, 16) for a in range(17)]
@@ -54,9 +68,12 @@ def test_fixed_k_blocks_when_k_is_invalid():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.booleans(), min_size=16, max_size=16), st.floats(0.1, 1.0),
-       st.sampled_from(["para_max", "para_min", "random", "sequential", "oracle", "fixed-2", "fixed-6"]),
-       st.integers(0, 1000))
+@given(
+    st.lists(st.booleans(), min_size=16, max_size=16),
+    st.floats(0.1, 1.0),
+    st.sampled_from(["para_max", "para_min", "random", "sequential", "oracle", "fixed-2", "fixed-6"]),
+    st.integers(0, 1000),
+)
 def test_no_policy_ever_picks_a_masked_degree(bits, beta, name, seed):
     mask = [True] + bits
     a = make_policy(name).act(decision(mask, beta), np.random.default_rng(seed))

@@ -75,10 +75,10 @@ def test_gnmt_is_shaped_like_pipedreams(builtin):
     g = builtin["gnmt"]
     emb = [i for i in range(g.num_forward) if g.descriptions[i].startswith("Embedding(32320, 1024")]
     assert len(emb) == 2
-    assert g.activation_bytes[emb[0]] == 6291456.0       # 32 x 48 x 1024 x 4, as in the profile
-    assert g.parameter_bytes[emb[0]] == 132382720.0      # as in the profile
+    assert g.activation_bytes[emb[0]] == 6291456.0  # 32 x 48 x 1024 x 4, as in the profile
+    assert g.parameter_bytes[emb[0]] == 132382720.0  # as in the profile
     lstms = [i for i in range(g.num_forward) if g.descriptions[i].startswith("LSTM(")]
-    assert len(lstms) == 8                               # GNMT-8
+    assert len(lstms) == 8  # GNMT-8
 
 
 def test_profiles_are_deterministic_and_round_trip(builtin):

@@ -5,8 +5,9 @@ from pacml.config import ClusterConfig
 
 
 def topo(C, R, S, max_degree=16):
-    return RampTopology(ClusterConfig(communication_groups=C, racks_per_group=R, servers_per_rack=S,
-                                      max_degree=max_degree))
+    return RampTopology(
+        ClusterConfig(communication_groups=C, racks_per_group=R, servers_per_rack=S, max_degree=max_degree)
+    )
 
 
 def test_valid_degrees_on_32_workers():
@@ -42,7 +43,9 @@ def test_first_block_of_16_is_the_s0_plane():
 
 def test_diagonal_block():
     t = topo(4, 4, 2)
-    diag = [s for _, s in t.blocks(4) if len({t.coords[x][0] for x in s}) == 4 and len({t.coords[x][1] for x in s}) == 4]
+    diag = [
+        s for _, s in t.blocks(4) if len({t.coords[x][0] for x in s}) == 4 and len({t.coords[x][1] for x in s}) == 4
+    ]
     assert diag[0] == tuple(t.index(i, i, 0) for i in range(4))
 
 

@@ -19,12 +19,21 @@ pytest.importorskip("snakemake")
 
 def snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
     shutil.copy(ROOT / "config.yaml", workdir / "config.yaml")
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(workdir), *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(ROOT / "Snakefile"),
+        "--directory",
+        str(workdir),
+        *args,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir)
 
 
 def job_counts(text: str) -> dict[str, int]:
-    table = text[text.index("Job stats:"):]
+    table = text[text.index("Job stats:") :]
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M)}
 
 
@@ -47,19 +56,39 @@ def test_dry_run_plans_every_job_of_the_default_config(tmp_path):
     assert out.returncode == 0, out.stderr + out.stdout
     counts = job_counts(out.stdout)
     # 4 distributions x 3 seeds; evaluation of 9 policies (pacml + 8 baselines) per replicate
-    assert counts == {"graphs": 1, "graph_summary": 1, "mlflow_init": 1, "train": 12, "best_fixed": 4,
-                      "evaluate": 108, "aggregate": 4, "summary": 1, "load_sweep": 1, "figures": 1, "report": 1,
-                      "all": 1, "total": 136}
+    assert counts == {
+        "graphs": 1,
+        "graph_summary": 1,
+        "mlflow_init": 1,
+        "train": 12,
+        "best_fixed": 4,
+        "evaluate": 108,
+        "aggregate": 4,
+        "summary": 1,
+        "load_sweep": 1,
+        "figures": 1,
+        "report": 1,
+        "all": 1,
+        "total": 136,
+    }
 
 
 def test_config_edits_rerun_what_they_affect(tmp_path):
-    target = "results/graph_summary.csv"   # targets go before --config, which takes every word after it
-    out = snakemake(tmp_path, target, "--cores", "2", "--config", "workflow={profile: smoke}")
+    target = "results/graph_summary.csv"  # targets go before --config, which takes every word after it
+    out = snakemake(tmp_path, target, "--cores", "2", "--config", "workflow={scale: smoke}")
     assert out.returncode == 0, out.stderr[-3000:]
-    same = snakemake(tmp_path, target, "-n", "--cores", "2", "--config", "workflow={profile: smoke}")
+    same = snakemake(tmp_path, target, "-n", "--cores", "2", "--config", "workflow={scale: smoke}")
     assert "Nothing to be done" in same.stdout + same.stderr
-    changed = snakemake(tmp_path, target, "-n", "--cores", "2", "--config", "workflow={profile: smoke}",
-                        "workload={num_training_steps: 20}")
+    changed = snakemake(
+        tmp_path,
+        target,
+        "-n",
+        "--cores",
+        "2",
+        "--config",
+        "workflow={scale: smoke}",
+        "workload={num_training_steps: 20}",
+    )
     assert job_counts(changed.stdout)["graphs"] == 1
 
 
@@ -77,13 +106,16 @@ def test_lint_is_clean(tmp_path):
     assert "Congratulations" in out.stdout + out.stderr
 
 
-@pytest.mark.parametrize("override,key", [
-    ("cluster={racks_per_group: 0}", "cluster.racks_per_group"),
-    ("workflow={distributions: [beta_z]}", r"workflow.distributions\[0\]"),
-    ("cluster={rackz: 3}", "rackz"),
-    ("ppo={gamma: high}", "gamma"),
-    ("graphs={source: pipedream, pipedream_dir: /no/such/dir}", "graphs.pipedream_dir"),
-])
+@pytest.mark.parametrize(
+    "override,key",
+    [
+        ("cluster={racks_per_group: 0}", "cluster.racks_per_group"),
+        ("workflow={distributions: [beta_z]}", r"workflow.distributions\[0\]"),
+        ("cluster={rackz: 3}", "rackz"),
+        ("ppo={gamma: high}", "gamma"),
+        ("graphs={source: pipedream, pipedream_dir: /no/such/dir}", "graphs.pipedream_dir"),
+    ],
+)
 def test_bad_config_is_rejected_before_any_job_naming_the_key(tmp_path, override, key):
     out = snakemake(tmp_path, "-n", "--cores", "1", "--config", override)
     assert out.returncode != 0
@@ -93,10 +125,10 @@ def test_bad_config_is_rejected_before_any_job_naming_the_key(tmp_path, override
 
 @pytest.mark.slow
 def test_smoke_profile_end_to_end(tmp_path):
-    out = snakemake(tmp_path, "--cores", "2", "--config", "workflow={profile: smoke}", timeout=900)
+    out = snakemake(tmp_path, "--cores", "2", "--config", "workflow={scale: smoke}", timeout=900)
     assert out.returncode == 0, out.stderr[-4000:]
-    planned = snakemake(tmp_path, "-n", "--cores", "2", "--config", "workflow={profile: smoke}")
-    assert "Nothing to be done" in planned.stdout + planned.stderr      # a rerun redoes nothing
+    planned = snakemake(tmp_path, "-n", "--cores", "2", "--config", "workflow={scale: smoke}")
+    assert "Nothing to be done" in planned.stdout + planned.stderr  # a rerun redoes nothing
     res = tmp_path / "results"
     import pandas as pd
 
@@ -116,8 +148,16 @@ def test_smoke_profile_end_to_end(tmp_path):
     assert set(decisions["by"]) == {"model", "beta_bin"} and (decisions["mean_degree"] >= 1).all()
     assert len(pd.read_csv(res / "graph_summary.csv")) == 5
     assert len(pd.read_csv(res / "load_sweep.csv")) > 0
-    for name in ("beta_distributions", "validation_curves", "performance_bars", "completed_jobs", "speedup",
-                 "performance_vs_load", "graph_characterisation", "decisions"):
+    for name in (
+        "beta_distributions",
+        "validation_curves",
+        "performance_bars",
+        "completed_jobs",
+        "speedup",
+        "performance_vs_load",
+        "graph_characterisation",
+        "decisions",
+    ):
         assert (res / "figures" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert (res / "figures" / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
     assert "<html" in (res / "report.html").read_text(errors="ignore")[:5000].lower()

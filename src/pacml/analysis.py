@@ -10,8 +10,15 @@ import pandas as pd
 
 from pacml.sim.metrics import METRICS
 
-KEY_METRICS = ("blocking_rate", "demand_throughput", "mean_jct", "mean_jct_speedup", "mean_degree",
-               "worker_utilisation", "acceptance_rate")
+KEY_METRICS = (
+    "blocking_rate",
+    "demand_throughput",
+    "mean_jct",
+    "mean_jct_speedup",
+    "mean_degree",
+    "worker_utilisation",
+    "acceptance_rate",
+)
 
 
 def tidy_rows(eval_files: list[str | Path]) -> pd.DataFrame:
@@ -20,8 +27,16 @@ def tidy_rows(eval_files: list[str | Path]) -> pd.DataFrame:
     for f in eval_files:
         for r in json.loads(Path(f).read_text()):
             for metric in METRICS:
-                rows.append({"dist": r["dist"], "policy": r["policy"], "replicate": r["replicate"],
-                             "seed": r["seed"], "metric": metric, "value": float(r[metric])})
+                rows.append(
+                    {
+                        "dist": r["dist"],
+                        "policy": r["policy"],
+                        "replicate": r["replicate"],
+                        "seed": r["seed"],
+                        "metric": metric,
+                        "value": float(r[metric]),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -47,12 +62,26 @@ def best_fixed_rows(best_fixed_json: str | Path | None) -> pd.DataFrame:
     if best_fixed_json is None:
         return pd.DataFrame()
     bf = json.loads(Path(best_fixed_json).read_text())
-    return pd.DataFrame([{"dist": bf["dist"], "policy": "best_fixed", "metric": "best_fixed_degree",
-                          "mean": float(bf["degree"]), "ci95": float("nan"), "n": len(bf["validation_seeds"])}])
+    return pd.DataFrame(
+        [
+            {
+                "dist": bf["dist"],
+                "policy": "best_fixed",
+                "metric": "best_fixed_degree",
+                "mean": float(bf["degree"]),
+                "ci95": float("nan"),
+                "n": len(bf["validation_seeds"]),
+            }
+        ]
+    )
 
 
-def aggregate_dist(eval_files: list[str | Path], summary_csv: str | Path, tidy_csv: str | Path,
-                   best_fixed_json: str | Path | None = None) -> pd.DataFrame:
+def aggregate_dist(
+    eval_files: list[str | Path],
+    summary_csv: str | Path,
+    tidy_csv: str | Path,
+    best_fixed_json: str | Path | None = None,
+) -> pd.DataFrame:
     tidy = tidy_rows(eval_files)
     tidy.to_csv(tidy_csv, index=False)
     summary = pd.concat([summarise(tidy), best_fixed_rows(best_fixed_json)], ignore_index=True)
@@ -63,19 +92,28 @@ def aggregate_dist(eval_files: list[str | Path], summary_csv: str | Path, tidy_c
 POLICY_NOTES = {"rollout_clairvoyant": " (clairvoyant: sees the true future; an upper bound, not deployable)"}
 
 
-def summarise_all(tidy_files: list[str | Path], summary_csv: str | Path, summary_md: str | Path,
-                  best_fixed_files: list[str | Path] = ()) -> str:
+def summarise_all(
+    tidy_files: list[str | Path],
+    summary_csv: str | Path,
+    summary_md: str | Path,
+    best_fixed_files: list[str | Path] = (),
+) -> str:
     """The summary over all distributions: CSV of every metric, Markdown of the main table."""
     tidy = pd.concat([pd.read_csv(f) for f in tidy_files], ignore_index=True)
     summary = pd.concat([summarise(tidy), *[best_fixed_rows(f) for f in best_fixed_files]], ignore_index=True)
     summary.to_csv(summary_csv, index=False)
-    degrees = {json.loads(Path(f).read_text())["dist"]: json.loads(Path(f).read_text())["degree"]
-               for f in best_fixed_files}
+    degrees = {
+        json.loads(Path(f).read_text())["dist"]: json.loads(Path(f).read_text())["degree"] for f in best_fixed_files
+    }
     br = summary[summary["metric"] == "blocking_rate"].set_index(["dist", "policy"])
     dists = list(dict.fromkeys(tidy["dist"]))
     policies = list(dict.fromkeys(tidy["policy"]))
-    lines = ["Blocking rate, mean ± 95 % CI over replicates x test seeds (n per cell in brackets).", "",
-             "| policy | " + " | ".join(dists) + " |", "|---|" + "---|" * len(dists)]
+    lines = [
+        "Blocking rate, mean ± 95 % CI over replicates x test seeds (n per cell in brackets).",
+        "",
+        "| policy | " + " | ".join(dists) + " |",
+        "|---|" + "---|" * len(dists),
+    ]
     for p in policies:
         cells = []
         for d in dists:
@@ -87,8 +125,11 @@ def summarise_all(tidy_files: list[str | Path], summary_csv: str | Path, summary
                 cells.append("")
         lines.append(f"| {p}{POLICY_NOTES.get(p, '')} | " + " | ".join(cells) + " |")
     if degrees:
-        lines.append("| best_fixed's degree (chosen on validation seeds) | "
-                     + " | ".join(str(degrees.get(d, "")) for d in dists) + " |")
+        lines.append(
+            "| best_fixed's degree (chosen on validation seeds) | "
+            + " | ".join(str(degrees.get(d, "")) for d in dists)
+            + " |"
+        )
     for ref, label in (("para_max", "Para_max"), ("best_fixed", "best_fixed")):
         if ref in policies and "pacml" in policies:
             red = []
@@ -112,7 +153,8 @@ def decision_table(jobs: pd.DataFrame) -> pd.DataFrame:
     parts = []
     for by in ("model", "beta_bin"):
         g = jobs.groupby(["dist", "policy", by], sort=True)["action"].agg(["mean", "std", "count"]).reset_index()
-        parts.append(g.rename(columns={by: "group", "mean": "mean_degree", "std": "std_degree", "count": "n"})
-                     .assign(by=by))
+        parts.append(
+            g.rename(columns={by: "group", "mean": "mean_degree", "std": "std_degree", "count": "n"}).assign(by=by)
+        )
     cols = ["dist", "policy", "by", "group", "mean_degree", "std_degree", "n"]
     return pd.concat(parts, ignore_index=True)[cols]

@@ -11,8 +11,14 @@ from pacml.errors import PacmlError
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE", help="YAML config (default: the paper's setting)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config key, e.g. --set cluster.servers_per_rack=4 (repeatable)")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key, e.g. --set cluster.servers_per_rack=4 (repeatable)",
+    )
 
 
 def _cmd_graphs_import(args: argparse.Namespace) -> int:
@@ -42,10 +48,33 @@ def _cmd_graphs_summary(args: argparse.Namespace) -> int:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from pacml.runs import simulate
 
-    metrics = simulate(args.graphs, args.policy, args.dist, args.seed, args.config, args.overrides,
-                       args.out, args.checkpoint, args.records)
-    print(json.dumps({k: metrics[k] for k in ("blocking_rate", "jobs_arrived", "jobs_blocked", "mean_jct",
-                                              "mean_degree", "demand_throughput")}, indent=1))
+    metrics = simulate(
+        args.graphs,
+        args.policy,
+        args.dist,
+        args.seed,
+        args.config,
+        args.overrides,
+        args.out,
+        args.checkpoint,
+        args.records,
+    )
+    print(
+        json.dumps(
+            {
+                k: metrics[k]
+                for k in (
+                    "blocking_rate",
+                    "jobs_arrived",
+                    "jobs_blocked",
+                    "mean_jct",
+                    "mean_degree",
+                    "demand_throughput",
+                )
+            },
+            indent=1,
+        )
+    )
     return 0
 
 
@@ -53,23 +82,29 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from pacml.train.starts import train_agent
 
     summary = train_agent(args.graphs, args.dist, args.seed, args.config, args.overrides, args.out)
-    print(f"best validation blocking rate {summary['best_blocking_rate']:.4f} at update {summary['best_update']} "
-          f"({summary['global_step']} steps, {summary['wall_s']:.0f} s); checkpoints in {args.out}")
+    print(
+        f"best validation blocking rate {summary['best_blocking_rate']:.4f} at update {summary['best_update']} "
+        f"({summary['global_step']} steps, {summary['wall_s']:.0f} s); checkpoints in {args.out}"
+    )
     return 0
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from pacml.runs import evaluate
 
-    rows = evaluate(args.graphs, args.policy, args.dist, args.seeds, args.config, args.overrides,
-                           args.out, args.checkpoint)
+    rows = evaluate(
+        args.graphs, args.policy, args.dist, args.seeds, args.config, args.overrides, args.out, args.checkpoint
+    )
     for r in rows:
         print(f"{r['policy']} {r['dist']} seed={r['seed']} blocking_rate={r['blocking_rate']:.4f}")
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pacml", description="pacml: learn how much to partition deep-learning jobs on a RAMP optical cluster (PAC-ML).")
+    parser = argparse.ArgumentParser(
+        prog="pacml",
+        description="pacml: learn how much to partition deep-learning jobs on a RAMP optical cluster (PAC-ML).",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     graphs = sub.add_parser("graphs", help="import, profile and characterise job graphs")
@@ -92,8 +127,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("simulate", help="run one episode of a policy and write its metrics as JSON")
     p.add_argument("--graphs", required=True, help="directory of graph files (.json or PipeDream .txt)")
-    p.add_argument("--policy", required=True, help="para_max, para_min, random, sequential, oracle, best_fixed, fixed-K, "
-                   "rollout, rollout_clairvoyant (an upper bound), pacml")
+    p.add_argument(
+        "--policy",
+        required=True,
+        help="para_max, para_min, random, sequential, oracle, best_fixed, fixed-K, "
+        "rollout, rollout_clairvoyant (an upper bound), pacml",
+    )
     p.add_argument("--dist", required=True, help="JCT-requirement distribution name (e.g. beta_a)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--checkpoint", help="agent checkpoint (policy pacml)")
@@ -106,8 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--graphs", required=True, help="directory of graph files")
     p.add_argument("--dist", required=True)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True, help="output directory (best.pt, last.pt, curve.json); "
-                   "an existing last.pt is resumed")
+    p.add_argument(
+        "--out", required=True, help="output directory (best.pt, last.pt, curve.json); an existing last.pt is resumed"
+    )
     _add_config_args(p)
     p.set_defaults(func=_cmd_train)
 
@@ -138,4 +178,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
-

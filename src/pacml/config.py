@@ -73,9 +73,13 @@ class BetaDistribution:
     """A JCT-requirement distribution: beta = max acceptable JCT / sequential JCT."""
 
     kind: Literal["uniform", "skewnorm"] = "uniform"
+    """uniform over a grid, or ddls' skew-normal recipe."""
     min: float = 0.1
+    """Smallest beta (0 < min <= max)."""
     max: float = 1.0
+    """Largest beta (<= 1)."""
     decimals: int = 2
+    """Betas are rounded to this many decimals (the uniform grid's step is 10^-decimals)."""
     skewness: float = 0.0
     """Only for kind=skewnorm: scipy's shape parameter a (+5 skews mass to small beta)."""
     samples: int = 50000
@@ -145,17 +149,19 @@ class AgentConfig:
     out)."""
     separate_critic: bool = True
     """The critic has its own graph network (RLlib vf_share_layers=False)."""
-    init_degree_bias: float = 0.0
-    """Initial logit of degree a is this x a / max_degree (0: no preference). Positive values
-    start the policy near maximum parallelisation, the canonical default, to improve from."""
-    init_degree_biases: tuple[float, ...] = ()
-    """If given, train one agent from each of these starts (each an init_degree_bias) and keep
-    the one with the best validation blocking rate (the test seeds never choose). Policies have
-    more than one local optimum here (docs/agent.md): e.g. [0.0, 3.0]."""
+    init_degree_biases: tuple[float, ...] = (0.0,)
+    """Starts of training: with bias b, degree a's initial logit is b x a / max_degree (0: no
+    preference; positive: near maximum parallelisation, the canonical default). Several values
+    train one agent from each and keep the best by validation (the test seeds never choose):
+    the PPO-only policies have more than one local optimum here (docs/agent.md), e.g. [0.0, 3.0]."""
     lookahead_features: bool = False
     """Extension beyond the paper: also show, per degree, whether the first-fit placer can
     place the job now and whether its exact JCT then meets the requirement (the paper's
     agent sees only the optimistic mask, ddls B9). false reproduces the paper's inputs."""
+    shape_features: bool = False
+    """Extension: also show what a planner reads off the cluster (per-degree JCT over the
+    requirement, free fraction per communication group and rack, workers freed soon by
+    pending departures, episode time left; `pacml.env.features`). false: the paper's inputs."""
 
 
 @dataclass(frozen=True)
@@ -226,6 +232,34 @@ class PlanningConfig:
     degree when it is among them (the rollout-improvement guarantee needs ``base``)."""
 
 
+@dataclass(frozen=True)
+class ImitationConfig:
+    """DAgger from the ``rollout`` planner before PPO (`pacml.train.imitation`)."""
+
+    iterations: int = 0
+    """DAgger iterations before PPO; 0 trains with PPO alone (the paper's method)."""
+    episodes_per_iteration: int = 2
+    """Training episodes played and labelled by the teacher per iteration."""
+    teacher_share_decay: float = 0.5
+    """The teacher plays the first iteration; its share of the degrees played is then
+    multiplied by this each iteration (the student plays the rest)."""
+    epochs: int = 4
+    """Passes over the aggregated labels per iteration."""
+    minibatch_size: int = 256
+    """Labels per gradient step."""
+    learning_rate: float = 1e-3
+    """Adam step size of the imitation phase (the actor only)."""
+    temperature: float = 0.25
+    """The student's target over the valid degrees is softmax(-score / temperature), a score
+    being the teacher's mean blocked jobs over its futures: degrees near-tied to the best keep
+    most of its weight, so the student is taught the teacher's clear preferences and pays
+    little for confusing near-equal degrees. 0: uniform over the exactly tied best degrees."""
+    teacher_horizon: int | None = None
+    """The teacher's H (None: planning.horizon)."""
+    teacher_futures: int | None = None
+    """The teacher's K (None: planning.num_futures)."""
+
+
 PAPER_MODELS = ("alexnet", "gnmt", "resnet18", "squeezenet1_0", "vgg16")
 
 
@@ -246,11 +280,16 @@ class GraphsConfig:
 class WorkflowConfig:
     """What the Snakemake workflow runs (the workflow reads these; pacml validates them)."""
 
-    profile: str = "default"
+    scale: str = "default"
+    """Scale of the run: smoke, default or paper (the overrides under ``scales:``)."""
     distributions: tuple[str, ...] = ("beta_a", "beta_b", "beta_c", "beta_d")
+    """JCT-requirement distributions to run (names under ``distributions:``)."""
     train_seeds: tuple[int, ...] = (0, 1, 2)
+    """One agent per (distribution, training seed); also the replicates of every baseline."""
     test_seeds: tuple[int, ...] = (100, 101, 102)
+    """Evaluation episodes; never used for training, validation or selection."""
     baselines: tuple[str, ...] = ("para_max", "para_min", "random", "sequential", "oracle", "best_fixed")
+    """Policies compared with PAC-ML (fixed-K too; rollout and rollout_clairvoyant plan)."""
     validation_seeds: tuple[int, ...] = (1799, 1800, 1801)
     """Episodes that choose among candidates (best_fixed's degree); never test seeds."""
 
@@ -282,18 +321,31 @@ class Config:
     """The whole experiment."""
 
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    """The RAMP cluster."""
     partition: PartitionConfig = field(default_factory=PartitionConfig)
+    """How a degree splits a job's ops."""
     workload: WorkloadConfig = field(default_factory=WorkloadConfig)
+    """Arrivals, the job pool and the simulation clock."""
     distributions: dict[str, BetaDistribution] = field(default_factory=_paper_distributions)
+    """JCT-requirement distributions by name; the paper's beta_a..beta_d are built in."""
     graphs: GraphsConfig = field(default_factory=GraphsConfig)
+    """Which job graphs make up the pool."""
     agent: AgentConfig = field(default_factory=AgentConfig)
+    """The PAC-ML network and its inputs."""
     ppo: PPOConfig = field(default_factory=PPOConfig)
+    """Masked PPO."""
     workflow: WorkflowConfig = field(default_factory=WorkflowConfig)
+    """What the Snakemake workflow runs."""
     planning: PlanningConfig = field(default_factory=PlanningConfig)
+    """Look-ahead policies over a copy of the simulator."""
+    imitation: ImitationConfig = field(default_factory=ImitationConfig)
+    """Learning from the planner before PPO."""
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
+    """MLflow."""
     figures: FiguresConfig = field(default_factory=FiguresConfig)
+    """Figures that are not per distribution."""
     extra: dict[str, Any] = field(default_factory=dict)
-    """The ``profiles`` section, kept verbatim (it is applied before validation)."""
+    """The ``scales`` section, kept verbatim (it is applied before validation)."""
 
     @property
     def load_sweep_dist(self) -> str:
@@ -301,7 +353,14 @@ class Config:
 
 
 # Sections kept verbatim; registered here so unknown top-level keys still fail.
-EXTRA_SECTIONS = ("profiles",)
+EXTRA_SECTIONS = ("scales",)
+
+RENAMED_KEYS = {
+    "profiles": "scales",
+    "workflow.profile": "workflow.scale",
+    "agent.init_degree_bias": "agent.init_degree_biases (a list, e.g. [3.0])",
+}
+"""Old keys and their new names: an old key is refused with a message naming the new one."""
 
 
 def _check_ranges(cfg: Config, source: str) -> None:
@@ -310,8 +369,12 @@ def _check_ranges(cfg: Config, source: str) -> None:
         if getattr(c, key) < 1:
             raise ConfigError(f"cluster.{key}", getattr(c, key), "must be >= 1", source)
     if c.racks_per_group > c.communication_groups:
-        raise ConfigError("cluster.racks_per_group", c.racks_per_group,
-                          f"RAMP needs racks_per_group <= communication_groups ({c.communication_groups})", source)
+        raise ConfigError(
+            "cluster.racks_per_group",
+            c.racks_per_group,
+            f"RAMP needs racks_per_group <= communication_groups ({c.communication_groups})",
+            source,
+        )
     for key in ("node_bandwidth_bytes_per_s", "worker_memory_bytes"):
         if not getattr(c, key) > 0:
             raise ConfigError(f"cluster.{key}", getattr(c, key), "must be > 0", source)
@@ -348,13 +411,24 @@ def _check_ranges(cfg: Config, source: str) -> None:
     if a.num_rounds < 2:
         raise ConfigError("agent.num_rounds", a.num_rounds, "must be >= 2", source)
     p = cfg.ppo
-    for key in ("total_timesteps", "num_envs", "num_steps", "num_minibatches", "update_epochs",
-                "validation_interval", "torch_threads"):
+    for key in (
+        "total_timesteps",
+        "num_envs",
+        "num_steps",
+        "num_minibatches",
+        "update_epochs",
+        "validation_interval",
+        "torch_threads",
+    ):
         if getattr(p, key) < 1:
             raise ConfigError(f"ppo.{key}", getattr(p, key), "must be >= 1", source)
     if (p.num_envs * p.num_steps) % p.num_minibatches:
-        raise ConfigError("ppo.num_minibatches", p.num_minibatches,
-                          f"must divide num_envs x num_steps = {p.num_envs * p.num_steps}", source)
+        raise ConfigError(
+            "ppo.num_minibatches",
+            p.num_minibatches,
+            f"must divide num_envs x num_steps = {p.num_envs * p.num_steps}",
+            source,
+        )
     if not (0 < p.gamma <= 1 and 0 <= p.gae_lambda <= 1):
         raise ConfigError("ppo.gamma", (p.gamma, p.gae_lambda), "need 0 < gamma <= 1 and 0 <= gae_lambda <= 1", source)
     for i, name in enumerate(cfg.workflow.baselines):
@@ -362,20 +436,49 @@ def _check_ranges(cfg: Config, source: str) -> None:
     for i, name in enumerate(cfg.figures.load_sweep_policies):
         _check_policy_name(name, cfg.cluster.max_degree, f"figures.load_sweep_policies[{i}]", source)
     if cfg.planning.base_policy != "best_fixed":
-        _check_policy_name(cfg.planning.base_policy, cfg.cluster.max_degree, "planning.base_policy", source,
-                           ("para_max", "para_min", "sequential"))
+        _check_policy_name(
+            cfg.planning.base_policy,
+            cfg.cluster.max_degree,
+            "planning.base_policy",
+            source,
+            ("para_max", "para_min", "sequential"),
+        )
+    im = cfg.imitation
+    for key in ("iterations",):
+        if getattr(im, key) < 0:
+            raise ConfigError(f"imitation.{key}", getattr(im, key), "must be >= 0", source)
+    for key in ("episodes_per_iteration", "epochs", "minibatch_size"):
+        if getattr(im, key) < 1:
+            raise ConfigError(f"imitation.{key}", getattr(im, key), "must be >= 1", source)
+    if im.temperature < 0:
+        raise ConfigError("imitation.temperature", im.temperature, "must be >= 0", source)
+    if not (0 <= im.teacher_share_decay <= 1 and im.learning_rate > 0):
+        raise ConfigError(
+            "imitation.teacher_share_decay",
+            im.teacher_share_decay,
+            "need 0 <= teacher_share_decay <= 1 and learning_rate > 0",
+            source,
+        )
     pl = cfg.planning
     for key in ("horizon", "num_futures"):
         if getattr(pl, key) < 1:
             raise ConfigError(f"planning.{key}", getattr(pl, key), "must be >= 1", source)
     clash = sorted(set(cfg.workflow.validation_seeds) & set(cfg.workflow.test_seeds))
     if clash:
-        raise ConfigError("workflow.validation_seeds", list(cfg.workflow.validation_seeds),
-                          f"must not contain test seeds {clash}", source)
+        raise ConfigError(
+            "workflow.validation_seeds",
+            list(cfg.workflow.validation_seeds),
+            f"must not contain test seeds {clash}",
+            source,
+        )
     for i, name in enumerate(cfg.workflow.distributions):
         if name not in cfg.distributions:
-            raise ConfigError(f"workflow.distributions[{i}]", name,
-                              f"unknown distribution; defined: {sorted(cfg.distributions)}", source)
+            raise ConfigError(
+                f"workflow.distributions[{i}]",
+                name,
+                f"unknown distribution; defined: {sorted(cfg.distributions)}",
+                source,
+            )
 
 
 def _check_policy_name(name: str, max_degree: int, key: str, source: str, known: tuple[str, ...] | None = None) -> None:
@@ -390,8 +493,9 @@ def _check_policy_name(name: str, max_degree: int, key: str, source: str, known:
         return
     if name in known:
         return
-    raise ConfigError(key, name, f"unknown policy; known: {', '.join(known)}, fixed-K with 1 <= K <= {max_degree}",
-                      source)
+    raise ConfigError(
+        key, name, f"unknown policy; known: {', '.join(known)}, fixed-K with 1 <= K <= {max_degree}", source
+    )
 
 
 def _type_name(tp: Any) -> str:
@@ -470,7 +574,11 @@ def _build(cls: type, data: Any, prefix: str, source: str) -> Any:
     for k, v in data.items():
         key = f"{prefix}.{k}" if prefix else str(k)
         if k not in names:
-            raise ConfigError(key, v, f"unknown key; known keys here: {sorted(names)}", source)
+            import difflib
+
+            close = difflib.get_close_matches(str(k), sorted(names), n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise ConfigError(key, v, f"unknown key; {hint}known keys here: {sorted(names)}", source)
         kwargs[k] = _coerce(hints[k], v, key, source)
     return cls(**kwargs)
 
@@ -508,34 +616,44 @@ def normalise_cli_values(data: Any) -> Any:
     return data
 
 
-def apply_profile(data: dict[str, Any], source: str = "<dict>") -> dict[str, Any]:
-    """Apply the scale profile named by ``workflow.profile``: its dotted keys under
-    ``profiles.<name>`` override the tree (``default`` needs no entry)."""
+def _refuse_renamed(data: dict[str, Any], source: str) -> None:
+    for old, new in RENAMED_KEYS.items():
+        node: Any = data
+        *path, last = old.split(".")
+        for k in path:
+            node = node.get(k) if isinstance(node, dict) else None
+        if isinstance(node, dict) and last in node:
+            raise ConfigError(old, node[last], f"renamed: use {new}", source)
+
+
+def apply_scale(data: dict[str, Any], source: str = "<dict>") -> dict[str, Any]:
+    """Apply the scale named by ``workflow.scale``: its dotted keys under ``scales.<name>``
+    override the tree (``default`` needs no entry)."""
     import copy
 
     data = copy.deepcopy(data or {})
-    name = (data.get("workflow") or {}).get("profile", "default")
-    profiles = data.get("profiles") or {}
-    if name not in profiles:
+    _refuse_renamed(data, source)
+    name = (data.get("workflow") or {}).get("scale", "default")
+    scales = data.get("scales") or {}
+    if name not in scales:
         if name != "default":
-            raise ConfigError("workflow.profile", name, f"no such profile; defined: {sorted(profiles) + ['default']}",
-                              source)
+            raise ConfigError("workflow.scale", name, f"no such scale; defined: {sorted(scales) + ['default']}", source)
         return data
-    for dotted, value in (profiles[name] or {}).items():
+    for dotted, value in (scales[name] or {}).items():
         keys = str(dotted).split(".")
         node = data
         for k in keys[:-1]:
             node = node.setdefault(k, {})
             if not isinstance(node, dict):
-                raise ConfigError(f"profiles.{name}.{dotted}", value, f"'{k}' is not a section", source)
+                raise ConfigError(f"scales.{name}.{dotted}", value, f"'{k}' is not a section", source)
         node[keys[-1]] = value
     return data
 
 
 def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> Config:
     """Validate a plain mapping (e.g. Snakemake's ``config``) into a `Config`, after applying
-    its scale profile."""
-    data = apply_profile(data, source)
+    its scale."""
+    data = apply_scale(data, source)
     extra = {k: data.pop(k) for k in list(data) if k in EXTRA_SECTIONS}
     if "distributions" in data and isinstance(data["distributions"], dict):
         # user distributions extend (and may replace) the paper's four
@@ -549,8 +667,12 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> Config:
     return cfg
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = (),
-                base: dict[str, Any] | None = None, base_source: str = "<defaults>") -> Config:
+def load_config(
+    path: str | Path | None = None,
+    overrides: list[str] | tuple[str, ...] = (),
+    base: dict[str, Any] | None = None,
+    base_source: str = "<defaults>",
+) -> Config:
     """Read a YAML config (or start from the mapping ``base``, or the defaults), apply
     ``key.sub=value`` overrides, validate once."""
     import copy

@@ -19,8 +19,9 @@ def episode_rngs(seed: int, policy_seed=None) -> tuple[np.random.Generator, np.r
     return np.random.default_rng(env_ss), np.random.default_rng(policy_ss)
 
 
-def run_episode(model: ClusterModel, policy: Policy, dist: str, seed: int,
-                policy_seed=None) -> tuple[list[JobRecord], dict[str, float]]:
+def run_episode(
+    model: ClusterModel, policy: Policy, dist: str, seed: int, policy_seed=None
+) -> tuple[list[JobRecord], dict[str, float]]:
     """One full episode of ``policy`` on distribution ``dist``; same seed, same numbers."""
     env_rng, policy_rng = episode_rngs(seed, policy_seed)
     episode = model.episode(dist, env_rng)
@@ -29,4 +30,3 @@ def run_episode(model: ClusterModel, policy: Policy, dist: str, seed: int,
     w = model.cfg.workload
     metrics = episode_metrics(episode.records, model.topology.num_workers, w.horizon_s, w.num_training_steps)
     return episode.records, metrics
-

@@ -10,9 +10,17 @@ import pandas as pd
 
 from pacml.config import Config
 
-POLICY_LABELS = {"pacml": "PAC-ML", "para_max": "Para$_{max}$", "para_min": "Para$_{min}$", "random": "Random",
-                 "sequential": "Sequential", "oracle": "Oracle", "best_fixed": "Best fixed",
-                 "rollout": "Rollout", "rollout_clairvoyant": "Rollout (clairvoyant, bound)"}
+POLICY_LABELS = {
+    "pacml": "PAC-ML",
+    "para_max": "Para$_{max}$",
+    "para_min": "Para$_{min}$",
+    "random": "Random",
+    "sequential": "Sequential",
+    "oracle": "Oracle",
+    "best_fixed": "Best fixed",
+    "rollout": "Rollout",
+    "rollout_clairvoyant": "Rollout (clairvoyant, bound)",
+}
 
 
 def _setup():
@@ -64,7 +72,9 @@ def validation_curves(curves: list[str], tidy: pd.DataFrame, png: str, pdf: str)
     for f in curves:
         c = json.loads(Path(f).read_text())
         for p in c["curve"]:
-            rows.append({"dist": c["dist"], "seed": c["seed"], "step": p["global_step"], "blocking_rate": p["blocking_rate"]})
+            rows.append(
+                {"dist": c["dist"], "seed": c["seed"], "step": p["global_step"], "blocking_rate": p["blocking_rate"]}
+            )
     df = pd.DataFrame(rows)
     dists = list(dict.fromkeys(tidy["dist"]))
     fig, axes = plt.subplots(1, len(dists), figsize=(3.4 * len(dists), 3.0), squeeze=False)
@@ -85,8 +95,10 @@ def validation_curves(curves: list[str], tidy: pd.DataFrame, png: str, pdf: str)
 def performance_bars(tidy: pd.DataFrame, png: str, pdf: str) -> None:
     plt, sns = _setup()
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
-    for ax, metric, ylabel in ((axes[0], "blocking_rate", "Blocking rate"),
-                               (axes[1], "demand_throughput", "Throughput (B/s)")):
+    for ax, metric, ylabel in (
+        (axes[0], "blocking_rate", "Blocking rate"),
+        (axes[1], "demand_throughput", "Throughput (B/s)"),
+    ):
         sub = tidy[tidy["metric"] == metric].copy()
         sub["policy"] = sub["policy"].map(_label)
         sns.barplot(data=sub, x="dist", y="value", hue="policy", errorbar=("ci", 95), ax=ax)
@@ -100,9 +112,14 @@ def completed_jobs(jobs: pd.DataFrame, png: str, pdf: str) -> None:
     plt, sns = _setup()
     done = jobs[jobs["outcome"] == "completed"].copy()
     done["policy"] = done["policy"].map(_label)
-    cols = [("num_workers", "# workers / job"), ("beta", "β"), ("sequential_jct_s", "JCT$^{seq}$ (s)"),
-            ("job_bytes", "Σ op mem + Σ dep size (B)"), ("action", "Degree")]
-    intrinsic = {"beta", "sequential_jct_s", "job_bytes"}   # defined for every arrived job
+    cols = [
+        ("num_workers", "# workers / job"),
+        ("beta", "β"),
+        ("sequential_jct_s", "JCT$^{seq}$ (s)"),
+        ("job_bytes", "Σ op mem + Σ dep size (B)"),
+        ("action", "Degree"),
+    ]
+    intrinsic = {"beta", "sequential_jct_s", "job_bytes"}  # defined for every arrived job
     fig, axes = plt.subplots(1, len(cols), figsize=(3.0 * len(cols), 3.0))
     for ax, (col, label) in zip(axes, cols):
         sns.pointplot(data=done, x="dist", y=col, hue="policy", errorbar=None, ax=ax, markersize=4, linestyle="none")
@@ -123,8 +140,9 @@ def speedup(jobs: pd.DataFrame, png: str, pdf: str) -> None:
     done["actual"] = done["sequential_jct_s"] / done["jct_s"]
     done["policy"] = done["policy"].map(_label)
     fig, ax = plt.subplots(figsize=(4.6, 3.6))
-    sns.stripplot(data=done, x="requested", y="actual", hue="policy", dodge=True, size=2, alpha=0.5, ax=ax,
-                  native_scale=True)
+    sns.stripplot(
+        data=done, x="requested", y="actual", hue="policy", dodge=True, size=2, alpha=0.5, ax=ax, native_scale=True
+    )
     top = max(done["requested"].max(), done["actual"].max()) if len(done) else 1
     ax.plot([0, top], [0, top], color="k", lw=0.8, ls="--", label="y = x")
     ax.set(xlabel="Requested JCT speed-up ⌈1/β⌉", ylabel="Actual JCT speed-up")
@@ -136,12 +154,24 @@ def performance_vs_load(sweep: pd.DataFrame, png: str, pdf: str) -> None:
     plt, sns = _setup()
     sweep = sweep.copy()
     sweep["policy"] = sweep["policy"].map(_label)
-    panels = [("blocking_rate", "Blocking rate"), ("demand_throughput", "Demand throughput (B/s)"),
-              ("cluster_throughput", "Cluster throughput (B/s)"), ("mean_jct", "JCT (s)")]
+    panels = [
+        ("blocking_rate", "Blocking rate"),
+        ("demand_throughput", "Demand throughput (B/s)"),
+        ("cluster_throughput", "Cluster throughput (B/s)"),
+        ("mean_jct", "JCT (s)"),
+    ]
     fig, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels), 3.0))
     for ax, (col, label) in zip(axes, panels):
-        sns.lineplot(data=sweep, x="interarrival_s", y=col, hue="policy", style="policy", markers=True,
-                     errorbar=("ci", 95), ax=ax)
+        sns.lineplot(
+            data=sweep,
+            x="interarrival_s",
+            y=col,
+            hue="policy",
+            style="policy",
+            markers=True,
+            errorbar=("ci", 95),
+            ax=ax,
+        )
         ax.set(xscale="log", xlabel="Interarrival time (s)", ylabel=label)
         ax.xaxis.set_minor_formatter(matplotlib_null_formatter())
         if ax is not axes[-1] and ax.get_legend() is not None:
@@ -151,8 +181,14 @@ def performance_vs_load(sweep: pd.DataFrame, png: str, pdf: str) -> None:
 
 def graph_characterisation(summary: pd.DataFrame, png: str, pdf: str) -> None:
     plt, sns = _setup()
-    cols = [("num_ops", "# ops"), ("num_deps", "# deps"), ("depth", "Depth"), ("sequential_jct_s", "JCT$^{seq}$ (s)"),
-            ("total_op_memory_bytes", "Σ op mem (B)"), ("total_dep_size_bytes", "Σ dep size (B)")]
+    cols = [
+        ("num_ops", "# ops"),
+        ("num_deps", "# deps"),
+        ("depth", "Depth"),
+        ("sequential_jct_s", "JCT$^{seq}$ (s)"),
+        ("total_op_memory_bytes", "Σ op mem (B)"),
+        ("total_dep_size_bytes", "Σ dep size (B)"),
+    ]
     fig, axes = plt.subplots(1, len(cols), figsize=(2.6 * len(cols), 3.0))
     for ax, (col, label) in zip(axes, cols):
         sns.barplot(data=summary, x="model", y=col, ax=ax, color="C0")
@@ -176,8 +212,17 @@ def decisions(table: pd.DataFrame, png: str, pdf: str) -> None:
         for i, (by, xlabel) in enumerate((("model", "Model"), ("beta_bin", "β bin"))):
             ax = axes[i][j]
             sub = table[(table["dist"] == d) & (table["by"] == by)]
-            sns.pointplot(data=sub, x="group", y="mean_degree", hue="policy", dodge=0.3, ax=ax, markersize=4,
-                          linestyle="-", linewidth=1)
+            sns.pointplot(
+                data=sub,
+                x="group",
+                y="mean_degree",
+                hue="policy",
+                dodge=0.3,
+                ax=ax,
+                markersize=4,
+                linestyle="-",
+                linewidth=1,
+            )
             ax.set(title=d if i == 0 else "", xlabel=xlabel, ylabel="Mean chosen degree", ylim=(0, None))
             ax.tick_params(axis="x", rotation=45, labelsize=7)
             if ax.get_legend() is not None and (i, j) != (0, len(dists) - 1):

@@ -14,8 +14,23 @@ def write_report(snakefile: str, config: dict, targets: list[str], out_html: str
 
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
         yaml.safe_dump(dict(config), fh)
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory", ".",
-           "--report", str(out_html), "--nolock", "--configfile", fh.name, "--cores", "1", *targets]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(snakefile),
+        "--directory",
+        ".",
+        "--report",
+        str(out_html),
+        "--nolock",
+        "--configfile",
+        fh.name,
+        "--cores",
+        "1",
+        *targets,
+    ]
     try:
         subprocess.run(cmd, check=True)
     finally:

@@ -24,8 +24,9 @@ from pacml.tracking import RunStore, job_run
 
 def build_model(graphs_dir: str | Path, cfg: Config) -> ClusterModel:
     """The cluster model over the config's models (``graphs.models``) found in ``graphs_dir``."""
-    graphs = load_graph_dir(graphs_dir, names=cfg.graphs.models or None,
-                            num_training_steps=cfg.workload.num_training_steps)
+    graphs = load_graph_dir(
+        graphs_dir, names=cfg.graphs.models or None, num_training_steps=cfg.workload.num_training_steps
+    )
     return ClusterModel(graphs, cfg)
 
 
@@ -55,9 +56,20 @@ def read_best_fixed(path: str | Path | None) -> int | None:
     return None if path is None else int(json.loads(Path(path).read_text())["degree"])
 
 
-def evaluate(graphs_dir, policy: str, dist: str, seeds, config=None, overrides=(), out=None,
-             checkpoint: str | None = None, replicate: int = 0, records_csv=None,
-             store: RunStore | None = None, best_fixed: int | None = None) -> list[dict]:
+def evaluate(
+    graphs_dir,
+    policy: str,
+    dist: str,
+    seeds,
+    config=None,
+    overrides=(),
+    out=None,
+    checkpoint: str | None = None,
+    replicate: int = 0,
+    records_csv=None,
+    store: RunStore | None = None,
+    best_fixed: int | None = None,
+) -> list[dict]:
     """Run ``policy`` on each test seed; write the rows as JSON and every job's record as CSV
     if asked; with a ``store``, track it as one child run (metrics: test-seed means)."""
     cfg = resolve_config(config, overrides, checkpoint)
@@ -67,10 +79,21 @@ def evaluate(graphs_dir, policy: str, dist: str, seeds, config=None, overrides=(
     rows, records = [], []
     for seed in seeds:
         recs, metrics = run_episode(model, pol, dist, int(seed), policy_seed=(replicate, int(seed)))
-        rows.append({"dist": dist, "policy": pol.name, "replicate": replicate, "seed": int(seed),
-                     "offered_load": model.offered_load, "interarrival_s": model.interarrival_s, **metrics})
-        records += [{"dist": dist, "policy": pol.name, "replicate": replicate, "test_seed": int(seed),
-                     **dataclasses.asdict(r)} for r in recs]
+        rows.append(
+            {
+                "dist": dist,
+                "policy": pol.name,
+                "replicate": replicate,
+                "seed": int(seed),
+                "offered_load": model.offered_load,
+                "interarrival_s": model.interarrival_s,
+                **metrics,
+            }
+        )
+        records += [
+            {"dist": dist, "policy": pol.name, "replicate": replicate, "test_seed": int(seed), **dataclasses.asdict(r)}
+            for r in recs
+        ]
     if out is not None:
         write_json(out, rows)
     if records_csv is not None:
@@ -92,16 +115,32 @@ def _track(store, cfg: Config, policy: str, dist: str, replicate: int, seeds, ro
 
     tags = {"dist": dist, "policy": policy, "seed": str(replicate), "kind": "evaluate", "config_hash": config_hash(cfg)}
     with job_run(store, dist, f"{policy} seed={replicate} (eval)", tags) as run:
-        run.log_params({"policy": policy, "dist": dist, "replicate": replicate,
-                        "test_seeds": ",".join(str(s) for s in seeds), "checkpoint": checkpoint or ""})
+        run.log_params(
+            {
+                "policy": policy,
+                "dist": dist,
+                "replicate": replicate,
+                "test_seeds": ",".join(str(s) for s in seeds),
+                "checkpoint": checkpoint or "",
+            }
+        )
         run.log_metrics({k: float(np.nanmean([r[k] for r in rows])) for k in METRICS})
         for path in files:
             if path is not None:
                 run.log_artifact(path)
 
 
-def simulate(graphs_dir, policy: str, dist: str, seed: int, config=None, overrides=(), out=None,
-             checkpoint: str | None = None, records_csv=None) -> dict:
+def simulate(
+    graphs_dir,
+    policy: str,
+    dist: str,
+    seed: int,
+    config=None,
+    overrides=(),
+    out=None,
+    checkpoint: str | None = None,
+    records_csv=None,
+) -> dict:
     """One episode of ``policy`` on ``dist``: `evaluate` on one seed, its row written as a mapping."""
     (row,) = evaluate(graphs_dir, policy, dist, [seed], config, overrides, None, checkpoint, 0, records_csv)
     if out is not None:
@@ -116,14 +155,26 @@ def choose_best_fixed(graphs_dir, cfg: Config, dist: str, out_json: str | Path) 
     model = build_model(graphs_dir, cfg)
     seeds = list(cfg.workflow.validation_seeds)
     degree, table = best_fixed_degree(model, dist, seeds)
-    result = {"dist": dist, "degree": degree, "validation_seeds": seeds,
-              "blocking_rate_by_degree": {str(k): v for k, v in table.items()}}
+    result = {
+        "dist": dist,
+        "degree": degree,
+        "validation_seeds": seeds,
+        "blocking_rate_by_degree": {str(k): v for k, v in table.items()},
+    }
     write_json(out_json, result)
     return result
 
 
-def load_sweep(graphs_dir, cfg: Config, dist: str, offered_loads: list[float], policies: list[str],
-               seeds, checkpoint: str | Path | None, out_csv: str | Path) -> list[dict]:
+def load_sweep(
+    graphs_dir,
+    cfg: Config,
+    dist: str,
+    offered_loads: list[float],
+    policies: list[str],
+    seeds,
+    checkpoint: str | Path | None,
+    out_csv: str | Path,
+) -> list[dict]:
     """Blocking, throughput and JCT as the offered load (hence the interarrival time) sweeps."""
     import pandas as pd
 

@@ -89,8 +89,13 @@ def _mlflow(uri: str):
     return mlflow
 
 
-def init_store(db_path: str | Path, experiment: str, dists: list[str], artifact_root: str | Path,
-               tags: dict[str, str] | None = None) -> dict[str, str]:
+def init_store(
+    db_path: str | Path,
+    experiment: str,
+    dists: list[str],
+    artifact_root: str | Path,
+    tags: dict[str, str] | None = None,
+) -> dict[str, str]:
     """Create the store, the experiment and one parent run per distribution (idempotent:
     existing parents are reused). Returns {dist: parent run id}."""
     Path(db_path).parent.mkdir(parents=True, exist_ok=True)
@@ -134,14 +139,15 @@ class Run:
 
         items = [Param(str(k), str(v)[:6000]) for k, v in params.items()]
         for i in range(0, len(items), 100):
-            self._retry(self._client.log_batch, self.run_id, params=items[i:i + 100])
+            self._retry(self._client.log_batch, self.run_id, params=items[i : i + 100])
 
     def log_metrics(self, metrics: dict, step: int = 0) -> None:
         from mlflow.entities import Metric
 
         now = int(time.time() * 1000)
-        items = [Metric(k, float(v), now, int(step)) for k, v in metrics.items()
-                 if isinstance(v, (int, float)) and v == v]
+        items = [
+            Metric(k, float(v), now, int(step)) for k, v in metrics.items() if isinstance(v, (int, float)) and v == v
+        ]
         if items:
             self._retry(self._client.log_batch, self.run_id, metrics=items)
 
@@ -151,7 +157,9 @@ class Run:
 
 
 @contextmanager
-def child_run(db_path: str | Path, experiment: str, parent_run_id: str, name: str, tags: dict[str, str]) -> Iterator[Run]:
+def child_run(
+    db_path: str | Path, experiment: str, parent_run_id: str, name: str, tags: dict[str, str]
+) -> Iterator[Run]:
     """A child run under ``parent_run_id`` (the UI nests it through ``mlflow.parentRunId``).
 
     If the same job (parent, dist, policy, seed, kind) left an unfinished run -- the job was
@@ -160,13 +168,21 @@ def child_run(db_path: str | Path, experiment: str, parent_run_id: str, name: st
     client = mlflow.MlflowClient()
     exp = client.get_experiment_by_name(experiment)
     if exp is None:
-        raise RuntimeError(f"MLflow experiment {experiment!r} does not exist in {db_path}: run the mlflow_init rule first")
+        raise RuntimeError(
+            f"MLflow experiment {experiment!r} does not exist in {db_path}: run the mlflow_init rule first"
+        )
     all_tags = {"mlflow.parentRunId": parent_run_id, **{k: str(v) for k, v in tags.items()}}
     # a job killed mid-run left its run unfinished: a rerun of that job continues it
-    query = " and ".join(f"tags.`{k}` = '{v}'" for k, v in all_tags.items() if k in ("mlflow.parentRunId", "dist",
-                                                                                      "policy", "seed", "kind"))
-    unfinished = [r for r in client.search_runs([exp.experiment_id], filter_string=query)
-                  if r.info.status in ("RUNNING", "FAILED", "KILLED")]
+    query = " and ".join(
+        f"tags.`{k}` = '{v}'"
+        for k, v in all_tags.items()
+        if k in ("mlflow.parentRunId", "dist", "policy", "seed", "kind")
+    )
+    unfinished = [
+        r
+        for r in client.search_runs([exp.experiment_id], filter_string=query)
+        if r.info.status in ("RUNNING", "FAILED", "KILLED")
+    ]
     if unfinished:
         run = unfinished[0]
         client.update_run(run.info.run_id, status="RUNNING")

@@ -38,8 +38,12 @@ def check_workflow_inputs(cfg: Config) -> None:
         raise ConfigError("graphs.pipedream_dir", cfg.graphs.pipedream_dir, "no such directory", "config.yaml")
     dist = cfg.figures.load_sweep_dist
     if dist is not None and dist not in cfg.workflow.distributions:
-        raise ConfigError("figures.load_sweep_dist", dist,
-                          f"must be one of workflow.distributions {list(cfg.workflow.distributions)}", "config.yaml")
+        raise ConfigError(
+            "figures.load_sweep_dist",
+            dist,
+            f"must be one of workflow.distributions {list(cfg.workflow.distributions)}",
+            "config.yaml",
+        )
 
 
 def build_graphs(cfg: Config, out_paths: list[str]) -> list[Path]:

@@ -5,8 +5,8 @@ from snakemake.utils import validate
 
 
 config.update(normalise_cli_values(config))  # --config nests values as text
-validate(config, "../schemas/config.schema.yaml")
 CFG = config_from_dict(config, "config.yaml")  # typed validation: errors name the dotted key
+validate(config, "../schemas/config.schema.yaml")
 check_workflow_inputs(CFG)
 # Params that change with the config, so that `--config` edits rerun what they affect
 # (Snakemake's "params" rerun trigger): the graphs' settings, and everything that shapes a run.

@@ -28,8 +28,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-from pacml.env.features import EDGE_FEATURES, NODE_FEATURES, GraphFeatures  # noqa: E402
 from pacml.config import AgentConfig  # noqa: E402
+from pacml.env.features import EDGE_FEATURES, NODE_FEATURES, GraphFeatures  # noqa: E402
 
 _ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU}
 
@@ -80,8 +80,8 @@ class GraphEncoder(nn.Module):
         act = _ACTIVATIONS[cfg.activation]
         dims = [NODE_FEATURES] + [cfg.hidden_dim] * (cfg.num_rounds - 1) + [cfg.node_dim]
         self.layers = nn.ModuleList(
-            MeanPoolLayer(dims[i], cfg.message_dim, dims[i + 1], act, cfg.edge_layernorm)
-            for i in range(cfg.num_rounds))
+            MeanPoolLayer(dims[i], cfg.message_dim, dims[i + 1], act, cfg.edge_layernorm) for i in range(cfg.num_rounds)
+        )
 
     def forward(self, g: dgl.DGLGraph) -> torch.Tensor:
         h = g.ndata["x"]
@@ -89,7 +89,7 @@ class GraphEncoder(nn.Module):
             h = layer(g, h)
         with g.local_scope():
             g.ndata["h"] = h
-            return dgl.mean_nodes(g, "h")        # (num_graphs, node_dim)
+            return dgl.mean_nodes(g, "h")  # (num_graphs, node_dim)
 
 
 def _mlp(in_dim: int, hiddens: tuple[int, ...], out_dim: int, act: type[nn.Module], out_gain: float) -> nn.Sequential:
@@ -101,7 +101,7 @@ def _mlp(in_dim: int, hiddens: tuple[int, ...], out_dim: int, act: type[nn.Modul
         layers += [lin, act()]
         in_dim = h
     out = nn.Linear(in_dim, out_dim)
-    nn.init.orthogonal_(out.weight, out_gain)      # CleanRL: 0.01 for logits, 1 for the value
+    nn.init.orthogonal_(out.weight, out_gain)  # CleanRL: 0.01 for logits, 1 for the value
     nn.init.zeros_(out.bias)
     layers.append(out)
     return nn.Sequential(*layers)
@@ -128,13 +128,13 @@ class ActorCritic(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.actor = Tower(cfg, global_dim, num_actions, 0.01)
-        if cfg.init_degree_bias:
-            with torch.no_grad():   # start near maximum parallelisation (see AgentConfig)
-                self.actor.head[-1].bias.copy_(cfg.init_degree_bias * torch.arange(num_actions) / (num_actions - 1))
+        bias = cfg.init_degree_biases[0] if cfg.init_degree_biases else 0.0  # one start: see train/starts.py
+        if bias:
+            with torch.no_grad():  # start near maximum parallelisation (see AgentConfig)
+                self.actor.head[-1].bias.copy_(bias * torch.arange(num_actions) / (num_actions - 1))
         self.critic = Tower(cfg, global_dim, 1, 1.0) if cfg.separate_critic else None
         if self.critic is None:
-            self.value_head = _mlp(cfg.node_dim + cfg.graph_dim, cfg.head_hiddens, 1,
-                                   _ACTIVATIONS[cfg.activation], 1.0)
+            self.value_head = _mlp(cfg.node_dim + cfg.graph_dim, cfg.head_hiddens, 1, _ACTIVATIONS[cfg.activation], 1.0)
         self.num_actions = num_actions
 
     def embeddings(self, graphs: dgl.DGLGraph) -> tuple[torch.Tensor, torch.Tensor]:
@@ -143,8 +143,9 @@ class ActorCritic(nn.Module):
         c = self.critic.encoder(graphs) if self.critic is not None else a
         return a, c
 
-    def heads(self, emb: tuple[torch.Tensor, torch.Tensor], graph_index: torch.Tensor, glob: torch.Tensor,
-              mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def heads(
+        self, emb: tuple[torch.Tensor, torch.Tensor], graph_index: torch.Tensor, glob: torch.Tensor, mask: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Masked logits (B, A) and values (B,) from precomputed embeddings."""
         logits = self.actor(emb[0][graph_index], glob)
         logits = torch.where(mask, logits, torch.full_like(logits, MASKED_LOGIT))
@@ -154,8 +155,9 @@ class ActorCritic(nn.Module):
             value = self.value_head(torch.cat([emb[1][graph_index], self.actor.global_mod(glob)], dim=1))
         return logits, value.squeeze(1)
 
-    def forward(self, graphs: dgl.DGLGraph, graph_index: torch.Tensor, glob: torch.Tensor,
-                mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, graphs: dgl.DGLGraph, graph_index: torch.Tensor, glob: torch.Tensor, mask: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Message passing over the distinct graphs once, gathered by ``graph_index``."""
         return self.heads(self.embeddings(graphs), graph_index, glob, mask)
 

@@ -1,4 +1,8 @@
-"""A trained PAC-ML network as a `Policy` (greedy: the highest-probability valid degree)."""
+"""A PAC-ML network as a `Policy`: greedy, the highest-probability valid degree.
+
+`GreedyAgent` is the one greedy path: evaluation of a checkpoint (`AgentPolicy`) and the
+validation episodes of training both run it through `pacml.evaluation.run_episode`.
+"""
 
 from __future__ import annotations
 
@@ -8,51 +12,67 @@ import numpy as np
 import torch
 
 from pacml.agent.network import ActorCritic, MaskedCategorical, batch_graphs
+from pacml.config import Config
 from pacml.env.features import FeatureSpace
-from pacml.train.checkpoint import checkpoint_config, load_checkpoint
 
 
-class AgentPolicy:
-    """Greedy PAC-ML policy. Graph embeddings are computed once per job pool and reused."""
+class GreedyAgent:
+    """A network of config ``cfg`` acting greedily; its features and graph embeddings are
+    built once per job pool (the pool a decision comes from)."""
 
     name = "pacml"
 
-    def __init__(self, checkpoint: str | Path):
-        self.checkpoint = Path(checkpoint)
-        self.cfg = checkpoint_config(self.checkpoint)
-        self._net: ActorCritic | None = None
+    def __init__(self, net: ActorCritic, cfg: Config):
+        self.net, self.cfg = net, cfg
         self._pool: tuple | None = None
 
-    def _bind(self, decision) -> None:
-        """Build features and embeddings for the pool this decision's job comes from."""
+    def _bind(self, decision) -> tuple[FeatureSpace, tuple]:
         pool = decision.pool
-        if self._pool is not None and self._pool[0] is pool:
-            return
-        features = FeatureSpace(pool, decision.pool_sequential_jct_s, decision.num_workers, len(decision.mask),
-                                self.cfg.agent.lookahead_features)
-        trained_actions = self.cfg.cluster.max_degree + 1
-        if features.num_actions != min(trained_actions, self.cfg.cluster.num_workers + 1):
-            from pacml.errors import ConfigError
-
-            raise ConfigError("cluster.max_degree", len(decision.mask) - 1,
-                              f"differs from the checkpoint's ({self.cfg.cluster.max_degree})", str(self.checkpoint))
-        net = ActorCritic(self.cfg.agent, features.global_dim, features.num_actions)
-        load_checkpoint(self.checkpoint, net)
-        net.eval()
-        with torch.no_grad():
-            emb = net.embeddings(batch_graphs(features.graph_features))
-        self._net = net
-        self._pool = (pool, features, emb)
+        if self._pool is None or self._pool[0] is not pool:
+            features = FeatureSpace.for_agent(
+                self.cfg, pool, decision.pool_sequential_jct_s, decision.num_workers, len(decision.mask)
+            )
+            with torch.no_grad():
+                emb = self.net.embeddings(batch_graphs(features.graph_features))
+            self._pool = (pool, features, emb)
+        return self._pool[1], self._pool[2]
 
     def act(self, decision, rng: np.random.Generator) -> int:
-        self._bind(decision)
-        _, features, emb = self._pool
+        features, emb = self._bind(decision)
         mask = torch.from_numpy(decision.mask)[None]
         glob = torch.from_numpy(features.decision_vector(decision))[None]
         with torch.no_grad():
-            logits, _ = self._net.heads(emb, torch.tensor([decision.graph_index]), glob, mask)
+            logits, _ = self.net.heads(emb, torch.tensor([decision.graph_index]), glob, mask)
         return int(MaskedCategorical(logits, mask).mode()[0])
 
 
-def load_agent_policy(checkpoint: str | Path) -> AgentPolicy:
-    return AgentPolicy(checkpoint)
+class AgentPolicy(GreedyAgent):
+    """The greedy policy of a checkpoint, in the experiment it is applied to."""
+
+    def __init__(self, checkpoint: str | Path):
+        from pacml.train.checkpoint import checkpoint_config
+
+        self.checkpoint = Path(checkpoint)
+        super().__init__(None, checkpoint_config(self.checkpoint))
+
+    def _bind(self, decision) -> tuple[FeatureSpace, tuple]:
+        if self.net is None:
+            self.net = self._load(len(decision.mask))
+        return super()._bind(decision)
+
+    def _load(self, num_actions: int) -> ActorCritic:
+        from pacml.errors import ConfigError
+        from pacml.train.checkpoint import load_checkpoint
+
+        trained_actions = min(self.cfg.cluster.max_degree, self.cfg.cluster.num_workers) + 1
+        if num_actions != trained_actions:
+            raise ConfigError(
+                "cluster.max_degree",
+                num_actions - 1,
+                f"differs from the checkpoint's ({self.cfg.cluster.max_degree})",
+                str(self.checkpoint),
+            )
+        net = ActorCritic(self.cfg.agent, FeatureSpace.agent_global_dim(self.cfg, num_actions), num_actions)
+        load_checkpoint(self.checkpoint, net)
+        net.eval()
+        return net

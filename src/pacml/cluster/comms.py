@@ -44,8 +44,11 @@ def all_reduce_time_s(total_bytes: float, groups: int, racks: int, servers: int,
     only while ``cfg.collective_bandwidth_per_channel_divided``.
     """
     x = cfg.communication_groups
-    per_tx = cfg.channel_bandwidth_bytes_per_s / x if cfg.collective_bandwidth_per_channel_divided \
+    per_tx = (
+        cfg.channel_bandwidth_bytes_per_s / x
+        if cfg.collective_bandwidth_per_channel_divided
         else cfg.channel_bandwidth_bytes_per_s
+    )
     contending = 1  # ddls B12: the contending-rack count is always 1
     subgroups = (groups, min(groups, servers), racks, math.ceil(servers / x))
     comm = comp = 0.0
@@ -58,7 +61,8 @@ def all_reduce_time_s(total_bytes: float, groups: int, racks: int, servers: int,
         if eff == 0:
             raise InfeasibleClusterError(
                 f"all-reduce over {sub} peers exceeds the {x} transceivers per node (step {k}); "
-                "reduce cluster.servers_per_rack or raise cluster.communication_groups")
+                "reduce cluster.servers_per_rack or raise cluster.communication_groups"
+            )
         comm += cfg.propagation_latency_s + 2 * cfg.io_latency_s + message / (eff * per_tx)
         comp += reduction_time_s(message * sub, sub)
     return 2 * comm + comp

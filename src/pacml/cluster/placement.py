@@ -39,18 +39,17 @@ def place(pg: PartitionedGraph, topo: RampTopology, free_mask: int) -> Placement
     capacity = topo.cfg.worker_memory_bytes
     degree = pg.degree
     mem = graph.memory_bytes
-    used: dict[int, float] = {}          # this job's memory per server
+    used: dict[int, float] = {}  # this job's memory per server
     own_mask = 0
     servers_of: list[tuple[int, ...] | None] = [None] * n_fwd
     parents = graph.parents
     for f in graph.forward_topological_order:
         n = int(degree[f])
-        need = (mem[f] + mem[f + n_fwd]) / n     # per sub-op, both twins
+        need = (mem[f] + mem[f + n_fwd]) / n  # per sub-op, both twins
         chosen = None
         for p in parents[f]:
             ps = servers_of[p] if p < n_fwd else None
-            if ps is not None and len(ps) == n and \
-                    sum(capacity - used.get(s, 0.0) for s in ps) >= need * n:
+            if ps is not None and len(ps) == n and sum(capacity - used.get(s, 0.0) for s in ps) >= need * n:
                 chosen = ps
                 break
         if chosen is None:
@@ -71,8 +70,8 @@ def place(pg: PartitionedGraph, topo: RampTopology, free_mask: int) -> Placement
     off = pg.offset
     for f in range(n_fwd):
         srv = servers_of[f]
-        sub_server[off[f]:off[f + 1]] = srv
-        sub_server[off[f + n_fwd]:off[f + n_fwd + 1]] = srv
+        sub_server[off[f] : off[f + 1]] = srv
+        sub_server[off[f + n_fwd] : off[f + n_fwd + 1]] = srv
     sub_server.setflags(write=False)
     return Placement(sub_server, own_mask, own_mask.bit_count())
 

@@ -102,7 +102,7 @@ class RampTopology:
         cache = self._blocks
         if n not in cache:
             out = []
-            for (cs, rs, ss) in self.shapes(n):
+            for cs, rs, ss in self.shapes(n):
                 if ss == -1:  # the diagonal
                     for c0 in range(self.C - cs + 1):
                         for r0 in range(self.R - rs + 1):

@@ -15,7 +15,12 @@ action mask:
 - 2 cluster features: fraction of workers occupied, running jobs / workers;
 - the action mask (max_degree + 1 entries);
 - optionally (``lookahead``, an extension) two flags per degree: the placer can place the
-  job now, and its exact JCT then meets the requirement.
+  job now, and its exact JCT then meets the requirement;
+- optionally (``shape``, the per-job agent's inputs, docs/agent.md) what a planner reads off
+  the cluster: per degree its JCT over the requirement (clipped at 2, 2 when unplaceable);
+  the free fraction of every communication group and every rack; the fraction of workers
+  that pending departures free within 1/32, 1/16, 1/8, 1/4, 1/2 and 1 mean sequential JCT
+  of the pool; and the fraction of the episode left.
 """
 
 from __future__ import annotations
@@ -36,9 +41,9 @@ CLUSTER_FEATURES = 2
 class GraphFeatures:
     """Static features of one job graph."""
 
-    node: np.ndarray   # (num_ops, 5) float32
-    edge: np.ndarray   # (num_deps, 2) float32
-    src: np.ndarray    # (num_deps,) int64
+    node: np.ndarray  # (num_ops, 5) float32
+    edge: np.ndarray  # (num_deps, 2) float32
+    src: np.ndarray  # (num_deps,) int64
     dst: np.ndarray
 
 
@@ -57,8 +62,9 @@ def _is_first_max(x: np.ndarray) -> np.ndarray:
 def graph_features(graph: OpGraph) -> GraphFeatures:
     t, mem, size = graph.compute_time_s, graph.memory_bytes, graph.size_bytes
     depth = graph.op_depth.astype(np.float64)
-    node = np.column_stack([_safe_ratio(t), _is_first_max(t), _safe_ratio(mem), _is_first_max(mem),
-                            _safe_ratio(depth)]).astype(np.float32)
+    node = np.column_stack(
+        [_safe_ratio(t), _is_first_max(t), _safe_ratio(mem), _is_first_max(mem), _safe_ratio(depth)]
+    ).astype(np.float32)
     edge = np.column_stack([_safe_ratio(size), _is_first_max(size)]).astype(np.float32)
     return GraphFeatures(node, edge.reshape(-1, EDGE_FEATURES), graph.src.copy(), graph.dst.copy())
 
@@ -67,19 +73,51 @@ def _minmax(x: float, lo: float, hi: float) -> float:
     return 1.0 if hi == lo else (x - lo) / (hi - lo)
 
 
+RELEASE_FRACTIONS = (1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0)
+"""Windows (in mean sequential JCTs of the pool) of the pending-release features."""
+
+
+@dataclass(frozen=True)
+class ShapeInputs:
+    """What the ``shape`` features need beyond the pool: the cluster's C, R, S and the horizon."""
+
+    communication_groups: int
+    racks_per_group: int
+    servers_per_rack: int
+    horizon_s: float
+
+    @property
+    def dim_without_degrees(self) -> int:
+        c, r = self.communication_groups, self.racks_per_group
+        return c + c * r + len(RELEASE_FRACTIONS) + 1
+
+
 class FeatureSpace:
     """Features of a fixed job pool; ``global_vector`` builds one arrival's global input."""
 
-    def __init__(self, graphs: list[OpGraph] | tuple[OpGraph, ...], sequential_jct_s: np.ndarray,
-                 num_workers: int, num_actions: int, lookahead: bool = False):
+    def __init__(
+        self,
+        graphs: list[OpGraph] | tuple[OpGraph, ...],
+        sequential_jct_s: np.ndarray,
+        num_workers: int,
+        num_actions: int,
+        lookahead: bool = False,
+        shape: ShapeInputs | None = None,
+    ):
         self.lookahead = lookahead
+        self.shape = shape
         self.graphs = tuple(graphs)
         self.graph_features = tuple(graph_features(g) for g in self.graphs)
         self.num_workers = num_workers
         self.num_actions = num_actions
         seq = np.asarray(sequential_jct_s, dtype=np.float64)
-        stats = np.array([[g.num_ops, g.num_deps, g.memory_bytes.sum(), g.size_bytes.sum(), g.num_training_steps]
-                          for g in self.graphs], dtype=np.float64)
+        stats = np.array(
+            [
+                [g.num_ops, g.num_deps, g.memory_bytes.sum(), g.size_bytes.sum(), g.num_training_steps]
+                for g in self.graphs
+            ],
+            dtype=np.float64,
+        )
         self._seq = seq
         self._seq_range = (seq.min(), seq.max())
         self._acc_range = (0.0, seq.max())
@@ -87,38 +125,76 @@ class FeatureSpace:
         for i, f in enumerate(self.graph_features):
             cols = [_minmax(stats[i, k], stats[:, k].min(), stats[:, k].max()) for k in range(stats.shape[1])]
             node, edge = f.node, f.edge
-            shape = [float(np.mean(node[:, 0])), float(np.median(node[:, 0])),
-                     float(np.mean(node[:, 2])), float(np.median(node[:, 2])),
-                     float(np.mean(edge[:, 0])) if len(edge) else 0.0,
-                     float(np.median(edge[:, 0])) if len(edge) else 0.0]
+            shape = [
+                float(np.mean(node[:, 0])),
+                float(np.median(node[:, 0])),
+                float(np.mean(node[:, 2])),
+                float(np.median(node[:, 2])),
+                float(np.mean(edge[:, 0])) if len(edge) else 0.0,
+                float(np.median(edge[:, 0])) if len(edge) else 0.0,
+            ]
             static.append(cols + shape)
-        self._static = np.array(static, dtype=np.float64)   # (G, 11)
+        self._static = np.array(static, dtype=np.float64)  # (G, 11)
+
+    @staticmethod
+    def _shape_inputs(cfg) -> ShapeInputs | None:
+        c = cfg.cluster
+        if not cfg.agent.shape_features:
+            return None
+        return ShapeInputs(c.communication_groups, c.racks_per_group, c.servers_per_rack, cfg.workload.horizon_s)
+
+    @classmethod
+    def for_agent(cls, cfg, graphs, sequential_jct_s: np.ndarray, num_workers: int, num_actions: int) -> FeatureSpace:
+        """The feature space an agent of config ``cfg`` reads on this pool: the one place
+        where training, validation and evaluation build it."""
+        return cls(
+            graphs, sequential_jct_s, num_workers, num_actions, cfg.agent.lookahead_features, cls._shape_inputs(cfg)
+        )
+
+    @classmethod
+    def agent_global_dim(cls, cfg, num_actions: int) -> int:
+        """``global_dim`` of an agent of config ``cfg`` (independent of the pool)."""
+        return cls.dim(num_actions, cfg.agent.lookahead_features, cls._shape_inputs(cfg))
+
+    @staticmethod
+    def dim(num_actions: int, lookahead: bool, shape: ShapeInputs | None) -> int:
+        base = JOB_FEATURES + CLUSTER_FEATURES + num_actions * (3 if lookahead else 1)
+        if shape is not None:
+            base += num_actions + shape.dim_without_degrees
+        return base
 
     @property
     def global_dim(self) -> int:
-        return JOB_FEATURES + CLUSTER_FEATURES + self.num_actions * (3 if self.lookahead else 1)
+        return self.dim(self.num_actions, self.lookahead, self.shape)
 
-    def global_vector(self, graph_index: int, beta: float, free_workers: int, running_jobs: int,
-                      mask: np.ndarray, lookahead: np.ndarray | None = None) -> np.ndarray:
+    def global_vector(
+        self,
+        graph_index: int,
+        beta: float,
+        free_workers: int,
+        running_jobs: int,
+        mask: np.ndarray,
+        lookahead: np.ndarray | None = None,
+    ) -> np.ndarray:
         s = self._static[graph_index]
         seq = self._seq[graph_index]
         out = np.empty(self.global_dim, dtype=np.float32)
-        out[0] = s[0]                                             # ops
-        out[1] = s[1]                                             # deps
-        out[2] = _minmax(seq, *self._seq_range)                   # sequential JCT
-        out[3] = _minmax(beta * seq, *self._acc_range)            # max acceptable JCT
-        out[4] = beta                                             # beta, min-max over [0, 1]
-        out[5] = beta                                             # raw beta
-        out[6] = s[2]                                             # total op memory
-        out[7] = s[3]                                             # total dependency size
-        out[8] = s[4]                                             # training steps
-        out[9:15] = s[5:11]                                       # means and medians
-        out[15] = 1.0 - free_workers / self.num_workers           # occupied fraction
+        out[0] = s[0]  # ops
+        out[1] = s[1]  # deps
+        out[2] = _minmax(seq, *self._seq_range)  # sequential JCT
+        out[3] = _minmax(beta * seq, *self._acc_range)  # max acceptable JCT
+        out[4] = beta  # beta, min-max over [0, 1]
+        out[5] = beta  # raw beta
+        out[6] = s[2]  # total op memory
+        out[7] = s[3]  # total dependency size
+        out[8] = s[4]  # training steps
+        out[9:15] = s[5:11]  # means and medians
+        out[15] = 1.0 - free_workers / self.num_workers  # occupied fraction
         out[16] = running_jobs / self.num_workers
         a = self.num_actions
-        out[17:17 + a] = mask
+        out[17 : 17 + a] = mask
         if self.lookahead:
-            out[17 + a:] = lookahead
+            out[17 + a : 17 + 3 * a] = lookahead
         return out
 
     def decision_vector(self, decision) -> np.ndarray:
@@ -131,5 +207,35 @@ class FeatureSpace:
                 if jct is not None:
                     flags[d] = 1.0
                     flags[self.num_actions + d] = float(jct <= decision.max_acceptable_jct_s)
-        return self.global_vector(decision.graph_index, decision.beta, decision.free_workers,
-                                  decision.running_jobs, decision.mask, flags)
+        vec = self.global_vector(
+            decision.graph_index, decision.beta, decision.free_workers, decision.running_jobs, decision.mask, flags
+        )
+        if self.shape is not None:
+            vec[len(vec) - self.num_actions - self.shape.dim_without_degrees :] = self.shape_vector(decision)
+        return vec
+
+    def shape_vector(self, decision) -> np.ndarray:
+        """The ``shape`` features of a `Decision` (see the module doc)."""
+        sh, a = self.shape, self.num_actions
+        out = np.empty(a + sh.dim_without_degrees, dtype=np.float32)
+        out[:a] = 1.0
+        for d in np.flatnonzero(decision.mask[1:]) + 1:
+            jct = decision.lookahead(int(d))
+            out[d] = 1.0 if jct is None else min(jct / decision.max_acceptable_jct_s, 2.0) / 2.0
+        state = decision.snapshot()
+        w = self.num_workers
+        free = np.array([(state.free_mask >> i) & 1 for i in range(w)], dtype=np.float32)
+        c, r = sh.communication_groups, sh.racks_per_group
+        k = a
+        out[k : k + c] = free.reshape(c, -1).mean(axis=1)
+        k += c
+        out[k : k + c * r] = free.reshape(c * r, -1).mean(axis=1)
+        k += c * r
+        scale = float(self._seq.mean())
+        finish = np.array([t for t, _, _ in state.departures], dtype=np.float64)
+        size = np.array([m.bit_count() for _, _, m in state.departures], dtype=np.float64)
+        for f in RELEASE_FRACTIONS:
+            out[k] = size[finish <= decision.time_s + f * scale].sum() / w
+            k += 1
+        out[k] = max(0.0, 1.0 - decision.time_s / sh.horizon_s)
+        return out

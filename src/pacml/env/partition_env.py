@@ -22,9 +22,9 @@ class PartitionEnv:
     def __init__(self, model: ClusterModel, dist: str, features: FeatureSpace | None = None):
         self.model = model
         self.dist = dist
-        self.features = features or FeatureSpace(model.graphs, model.sequential_jct_s,
-                                                 model.topology.num_workers, model.max_degree + 1,
-                                                 model.cfg.agent.lookahead_features)
+        self.features = features or FeatureSpace.for_agent(
+            model.cfg, model.graphs, model.sequential_jct_s, model.topology.num_workers, model.max_degree + 1
+        )
         self.num_actions = model.max_degree + 1
         self.episode: Episode | None = None
 
@@ -45,8 +45,9 @@ class PartitionEnv:
         info: dict = {"record": record}
         if self.episode.done:
             w = self.model.cfg.workload
-            info["episode_metrics"] = episode_metrics(self.episode.records, self.model.topology.num_workers,
-                                                      w.horizon_s, w.num_training_steps)
+            info["episode_metrics"] = episode_metrics(
+                self.episode.records, self.model.topology.num_workers, w.horizon_s, w.num_training_steps
+            )
             return None, reward, True, False, info
         info["decision"] = self.episode.decision
         return self._obs(), reward, False, False, info

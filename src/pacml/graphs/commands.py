@@ -23,8 +23,12 @@ def pipedream_files(directory: str | Path) -> list[Path]:
     return files
 
 
-def import_pipedream_dir(directory: str | Path, out: str | Path, num_training_steps: int = 50,
-                         names: list[str] | tuple[str, ...] | None = None) -> list[Path]:
+def import_pipedream_dir(
+    directory: str | Path,
+    out: str | Path,
+    num_training_steps: int = 50,
+    names: list[str] | tuple[str, ...] | None = None,
+) -> list[Path]:
     """Convert every (or the named) PipeDream profile in ``directory`` to canonical JSON in ``out``."""
     files = pipedream_files(directory)
     if names:
@@ -73,8 +77,9 @@ def summary_rows(paths: list[str] | list[Path], num_training_steps: int | None =
     return [summarise(read_graph(p, num_training_steps)) for p in _expand(paths)]
 
 
-def summary_table(paths: list[str] | list[Path], csv_path: str | Path | None = None,
-                  num_training_steps: int | None = None) -> str:
+def summary_table(
+    paths: list[str] | list[Path], csv_path: str | Path | None = None, num_training_steps: int | None = None
+) -> str:
     """Characterise graphs; write a CSV if asked; return a printable table."""
     rows = summary_rows(paths, num_training_steps)
     if csv_path is not None:
@@ -86,7 +91,15 @@ def summary_table(paths: list[str] | list[Path], csv_path: str | Path | None = N
     head = ["model", "ops", "deps", "depth", "JCT_seq_s", "max_op_s", "sum_mem_B", "sum_dep_B"]
     lines = ["  ".join(f"{h:>14}" for h in head)]
     for r in rows:
-        vals = [r["model"], r["num_ops"], r["num_deps"], r["depth"], f"{r['sequential_jct_s']:.6g}",
-                f"{r['max_op_time_s']:.4g}", f"{r['total_op_memory_bytes']:.4g}", f"{r['total_dep_size_bytes']:.4g}"]
+        vals = [
+            r["model"],
+            r["num_ops"],
+            r["num_deps"],
+            r["depth"],
+            f"{r['sequential_jct_s']:.6g}",
+            f"{r['max_op_time_s']:.4g}",
+            f"{r['total_op_memory_bytes']:.4g}",
+            f"{r['total_dep_size_bytes']:.4g}",
+        ]
         lines.append("  ".join(f"{v!s:>14}" for v in vals))
     return "\n".join(lines)

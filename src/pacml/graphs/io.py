@@ -43,7 +43,7 @@ def graph_to_dict(graph: OpGraph) -> dict:
 
 def graph_from_dict(data: dict, path: str = "<dict>") -> OpGraph:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise GraphFormatError(path, f"not a {FORMAT} file (missing \"format\": \"{FORMAT}\")")
+        raise GraphFormatError(path, f'not a {FORMAT} file (missing "format": "{FORMAT}")')
     if data.get("version") != VERSION:
         raise GraphFormatError(path, f"unsupported version {data.get('version')!r} (this pacml reads {VERSION})")
     try:
@@ -77,7 +77,7 @@ def graph_from_dict(data: dict, path: str = "<dict>") -> OpGraph:
         if not np.all(np.isfinite(arr)) or np.any(arr < 0):
             raise GraphFormatError(path, "times and sizes must be finite and >= 0")
     try:
-        _ = graph.topological_order   # computing it raises on a cycle
+        _ = graph.topological_order  # computing it raises on a cycle
     except ValueError as exc:
         raise GraphFormatError(path, str(exc)) from None
     return graph
@@ -110,8 +110,9 @@ def read_graph(path: str | Path, num_training_steps: int | None = None) -> OpGra
     raise GraphFormatError(str(path), "unknown graph file type (expected .json or PipeDream .txt)")
 
 
-def load_graph_dir(directory: str | Path, names: tuple[str, ...] | list[str] | None = None,
-                   num_training_steps: int | None = None) -> list[OpGraph]:
+def load_graph_dir(
+    directory: str | Path, names: tuple[str, ...] | list[str] | None = None, num_training_steps: int | None = None
+) -> list[OpGraph]:
     """All graphs in ``directory`` (sorted by name), or only ``names`` if given."""
     directory = Path(directory)
     if not directory.is_dir():

@@ -18,8 +18,9 @@ import numpy as np
 from pacml.graphs.opgraph import OpGraph
 
 
-def op_degrees(graph: OpGraph, action: int, min_op_time_s: float,
-               placeable: tuple[int, ...] | None = None) -> np.ndarray:
+def op_degrees(
+    graph: OpGraph, action: int, min_op_time_s: float, placeable: tuple[int, ...] | None = None
+) -> np.ndarray:
     """Degree of every op (forward and backward) for the action ``action`` >= 1.
 
     With ``placeable`` (the degrees that have a block shape), a degree without one is
@@ -53,17 +54,17 @@ class PartitionedGraph:
 
     graph: OpGraph
     action: int
-    degree: np.ndarray          # (n_ops,) per-op degree
-    offset: np.ndarray          # (n_ops+1,)
-    sub_op: np.ndarray          # (n_sub,) op index of each sub-op
-    sub_index: np.ndarray       # (n_sub,) j within its op
+    degree: np.ndarray  # (n_ops,) per-op degree
+    offset: np.ndarray  # (n_ops+1,)
+    sub_op: np.ndarray  # (n_sub,) op index of each sub-op
+    sub_index: np.ndarray  # (n_sub,) j within its op
     compute_time_s: np.ndarray  # (n_sub,) physical seconds
-    memory_bytes: np.ndarray    # (n_sub,)
-    src: np.ndarray             # (n_subdeps,) sub-op ids
+    memory_bytes: np.ndarray  # (n_sub,)
+    src: np.ndarray  # (n_subdeps,) sub-op ids
     dst: np.ndarray
     size_bytes: np.ndarray
-    is_sync: np.ndarray         # (n_subdeps,) bool
-    group: np.ndarray           # (n_subdeps,) int
+    is_sync: np.ndarray  # (n_subdeps,) bool
+    group: np.ndarray  # (n_subdeps,) int
 
     @property
     def num_sub_ops(self) -> int:
@@ -74,8 +75,13 @@ class PartitionedGraph:
         return float(self.size_bytes.sum())
 
 
-def partition(graph: OpGraph, action: int, min_op_time_s: float, paper_edge_sizes: bool = True,
-              placeable: tuple[int, ...] | None = None) -> PartitionedGraph:
+def partition(
+    graph: OpGraph,
+    action: int,
+    min_op_time_s: float,
+    paper_edge_sizes: bool = True,
+    placeable: tuple[int, ...] | None = None,
+) -> PartitionedGraph:
     """Split ``graph`` for action ``action`` >= 1 (see module doc).
 
     Sub-dependency sizes with ``paper_edge_sizes`` (ddls B7/B8, applied in ddls' order,
@@ -112,9 +118,9 @@ def partition(graph: OpGraph, action: int, min_op_time_s: float, paper_edge_size
         su = np.repeat(np.arange(offset[u], offset[u + 1]), nv)
         sv = np.tile(np.arange(offset[v], offset[v + 1]), nu)
         if u < n_fwd and nu > 1:
-            grp = u                       # out-edges of a split forward op
+            grp = u  # out-edges of a split forward op
         elif v >= n_fwd and nv > 1:
-            grp = v                       # in-edges of a split backward op
+            grp = v  # in-edges of a split backward op
         else:
             grp = -1
         srcs.append(su)
@@ -136,12 +142,18 @@ def partition(graph: OpGraph, action: int, min_op_time_s: float, paper_edge_size
         groups.append(np.full(int(keep.sum()), -1, dtype=np.int64))
     cat = (lambda xs, dt: np.concatenate(xs).astype(dt)) if srcs else (lambda xs, dt: np.zeros(0, dtype=dt))
     arrays = dict(
-        degree=degree, offset=offset, sub_op=sub_op, sub_index=sub_index,
-        compute_time_s=compute, memory_bytes=memory,
-        src=cat(srcs, np.int64), dst=cat(dsts, np.int64), size_bytes=cat(sizes, np.float64),
-        is_sync=cat(syncs, bool), group=cat(groups, np.int64),
+        degree=degree,
+        offset=offset,
+        sub_op=sub_op,
+        sub_index=sub_index,
+        compute_time_s=compute,
+        memory_bytes=memory,
+        src=cat(srcs, np.int64),
+        dst=cat(dsts, np.int64),
+        size_bytes=cat(sizes, np.float64),
+        is_sync=cat(syncs, bool),
+        group=cat(groups, np.int64),
     )
     for a in arrays.values():
         a.setflags(write=False)
     return PartitionedGraph(graph=graph, action=action, **arrays)
-

@@ -70,8 +70,9 @@ def _node_number(name: str) -> int:
     return int(m.group(1)) if m else -1
 
 
-def parse_pipedream(text: str, path: str = "<string>", name: str | None = None,
-                    num_training_steps: int = 50) -> OpGraph:
+def parse_pipedream(
+    text: str, path: str = "<string>", name: str | None = None, num_training_steps: int = 50
+) -> OpGraph:
     """Parse the text of a PipeDream ``graph.txt`` into a training `OpGraph`.
 
     Raises
@@ -91,14 +92,19 @@ def parse_pipedream(text: str, path: str = "<string>", name: str | None = None,
         if raw.startswith("\t") or raw.startswith(" "):
             parts = raw.strip().split(" -- ")
             if len(parts) != 2 or not all(_NODE_ID.match(p) for p in parts):
-                raise GraphFormatError(path, f"malformed edge line {raw.strip()!r} (expected '<TAB>nodeU -- nodeV')", lineno)
+                raise GraphFormatError(
+                    path, f"malformed edge line {raw.strip()!r} (expected '<TAB>nodeU -- nodeV')", lineno
+                )
             edges.append((parts[0], parts[1], lineno))
             continue
         parts = raw.split(" -- ")
         if len(parts) < 3:
             raise GraphFormatError(
-                path, f"truncated or malformed node line {raw[:80]!r} (expected 'nodeN -- description -- "
-                "forward_compute_time=..., backward_compute_time=..., activation_size=..., parameter_size=...')", lineno)
+                path,
+                f"truncated or malformed node line {raw[:80]!r} (expected 'nodeN -- description -- "
+                "forward_compute_time=..., backward_compute_time=..., activation_size=..., parameter_size=...')",
+                lineno,
+            )
         node, desc, kv = parts[0].strip(), " -- ".join(parts[1:-1]).strip(), parts[-1]
         if not _NODE_ID.match(node):
             raise GraphFormatError(path, f"bad node id {node!r}", lineno)
@@ -148,7 +154,7 @@ def parse_pipedream(text: str, path: str = "<string>", name: str | None = None,
         num_training_steps=num_training_steps,
     )
     try:
-        _ = graph.topological_order   # computing it raises on a cycle
+        _ = graph.topological_order  # computing it raises on a cycle
     except ValueError as exc:
         op = int(str(exc).rsplit(" ", 1)[-1])
         raise GraphFormatError(path, f"the graph has a cycle through {graph.op_names[op]!r}") from None

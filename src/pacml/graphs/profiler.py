@@ -53,8 +53,19 @@ A100 = DeviceModel()
 
 # layers PipeDream's profiles record as free: views, and concatenation (fused into its
 # consumer's read by the profiler's layer hooks)
-_ZERO_COST = {"view", "size", "flatten", "getitem", "reshape", "contiguous", "Size", "View", "Flatten",
-              "__getitem__", "Concat"}
+_ZERO_COST = {
+    "view",
+    "size",
+    "flatten",
+    "getitem",
+    "reshape",
+    "contiguous",
+    "Size",
+    "View",
+    "Flatten",
+    "__getitem__",
+    "Concat",
+}
 
 
 def _gnmt_module(vocab: int = 32320, hidden: int = 1024):
@@ -69,9 +80,9 @@ def _gnmt_module(vocab: int = 32320, hidden: int = 1024):
             self.linear_att = nn.Linear(h, 1, bias=False)
 
         def forward(self, query, keys):
-            q = self.linear_q(query).unsqueeze(2)            # b, tq, 1, h
-            k = self.linear_k(keys).unsqueeze(1)             # b, 1, tk, h
-            scores = self.linear_att(torch.tanh(q + k)).squeeze(3)   # b, tq, tk
+            q = self.linear_q(query).unsqueeze(2)  # b, tq, 1, h
+            k = self.linear_k(keys).unsqueeze(1)  # b, 1, tk, h
+            scores = self.linear_att(torch.tanh(q + k)).squeeze(3)  # b, tq, tk
             weights = torch.softmax(scores, dim=-1)
             return torch.bmm(weights, keys), scores
 
@@ -133,8 +144,10 @@ def build_model(name: str):
 
     if name == "gnmt":
         batch, src_len, tgt_len = 32, 48, 47
-        return _gnmt_module(), (torch.empty(batch, src_len, dtype=torch.long, device="meta"),
-                                torch.empty(batch, tgt_len, dtype=torch.long, device="meta"))
+        return _gnmt_module(), (
+            torch.empty(batch, src_len, dtype=torch.long, device="meta"),
+            torch.empty(batch, tgt_len, dtype=torch.long, device="meta"),
+        )
     if name not in BUILTIN_MODELS:
         raise UnknownNameError(f"unknown built-in model {name!r}; known: {', '.join(BUILTIN_MODELS)}")
     model = getattr(torchvision.models, name)(weights=None)
@@ -215,16 +228,18 @@ def profile_layers(name: str) -> list[dict]:
         in_bytes = sum(layers[p]["activation_bytes"] for p in parents)
         kind = node.target if node.op == "call_method" else _describe(node, gm).split("(")[0]
         activation = _nbytes(out) if not isinstance(out, torch.Size) else 4.0
-        layers.append({
-            "name": f"node{len(layers) + 1}",
-            "description": _describe(node, gm),
-            "kind": "Input" if node.op == "placeholder" else str(kind),
-            "inputs": parents,
-            "flops": float(counter.get_total_flops()) + extra_flops,
-            "bytes_moved": in_bytes + activation + params,
-            "activation_bytes": activation,
-            "parameter_bytes": params,
-        })
+        layers.append(
+            {
+                "name": f"node{len(layers) + 1}",
+                "description": _describe(node, gm),
+                "kind": "Input" if node.op == "placeholder" else str(kind),
+                "inputs": parents,
+                "flops": float(counter.get_total_flops()) + extra_flops,
+                "bytes_moved": in_bytes + activation + params,
+                "activation_bytes": activation,
+                "parameter_bytes": params,
+            }
+        )
         index[node.name] = len(layers) - 1
     return layers
 
@@ -235,8 +250,10 @@ def layer_times_s(layer: dict, device: DeviceModel = A100) -> tuple[float, float
         return layer["activation_bytes"] / device.input_load_bytes_per_s, 0.0
     if layer["kind"] in _ZERO_COST:
         return 0.0, 0.0
-    fwd = max(layer["flops"] / (device.peak_flops_per_s * device.efficiency),
-              layer["bytes_moved"] / (device.memory_bytes_per_s * device.efficiency))
+    fwd = max(
+        layer["flops"] / (device.peak_flops_per_s * device.efficiency),
+        layer["bytes_moved"] / (device.memory_bytes_per_s * device.efficiency),
+    )
     factor = device.backward_factor if layer["parameter_bytes"] > 0 else 1.0
     return fwd, fwd * factor
 

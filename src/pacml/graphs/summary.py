@@ -5,8 +5,16 @@ from __future__ import annotations
 from pacml.graphs.opgraph import OpGraph
 
 SUMMARY_COLUMNS = (
-    "model", "num_ops", "num_deps", "depth", "sequential_jct_s", "max_op_time_s",
-    "total_op_memory_bytes", "max_op_memory_bytes", "total_dep_size_bytes", "max_dep_size_bytes",
+    "model",
+    "num_ops",
+    "num_deps",
+    "depth",
+    "sequential_jct_s",
+    "max_op_time_s",
+    "total_op_memory_bytes",
+    "max_op_memory_bytes",
+    "total_dep_size_bytes",
+    "max_dep_size_bytes",
     "num_training_steps",
 )
 

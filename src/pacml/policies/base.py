@@ -50,8 +50,9 @@ class PolicyContext:
         return best_fixed_degree(self.model, self.dist, self.model.cfg.workflow.validation_seeds)[0]
 
 
-def make_policy(name: str, checkpoint: str | None = None, max_degree: int | None = None,
-                context: PolicyContext | None = None) -> Policy:
+def make_policy(
+    name: str, checkpoint: str | None = None, max_degree: int | None = None, context: PolicyContext | None = None
+) -> Policy:
     """A policy by its user-facing name: para_max, para_min, random, sequential, oracle,
     fixed-K (e.g. fixed-4), pacml (needs ``checkpoint``; imports torch and dgl), and, with a
     ``context``, best_fixed, rollout and rollout_clairvoyant."""
@@ -88,8 +89,7 @@ def make_policy(name: str, checkpoint: str | None = None, max_degree: int | None
     if name == "pacml":
         if checkpoint is None:
             raise UnknownNameError("policy 'pacml' needs a checkpoint (--checkpoint FILE)")
-        from pacml.agent.policy import load_agent_policy
+        from pacml.agent.policy import AgentPolicy
 
-        return load_agent_policy(checkpoint)
-    raise UnknownNameError(
-        f"unknown policy {name!r}; known: {', '.join(POLICY_NAMES)}, fixed-K (e.g. fixed-4)")
+        return AgentPolicy(checkpoint)
+    raise UnknownNameError(f"unknown policy {name!r}; known: {', '.join(POLICY_NAMES)}, fixed-K (e.g. fixed-4)")

@@ -55,8 +55,9 @@ class Futures:
 class Rollout:
     """Look-ahead over sampled futures (or, clairvoyant, the true one); see the module doc."""
 
-    def __init__(self, model: ClusterModel, dist: str, cfg: PlanningConfig, base_policy: str,
-                 clairvoyant: bool = False):
+    def __init__(
+        self, model: ClusterModel, dist: str, cfg: PlanningConfig, base_policy: str, clairvoyant: bool = False
+    ):
         self.name = "rollout_clairvoyant" if clairvoyant else "rollout"
         self.model, self.cfg, self.clairvoyant = model, cfg, clairvoyant
         self.base_policy = base_policy
@@ -74,7 +75,7 @@ class Rollout:
         k, ia = self.cfg.num_futures, self.model.interarrival_s
         if self._exponential:
             times = d.time_s + np.cumsum(rng.exponential(ia, size=(k, h)), axis=1)
-        else:   # the engine's arrival times are index x interarrival exactly
+        else:  # the engine's arrival times are index x interarrival exactly
             times = np.broadcast_to((d.job_idx + np.arange(1, h + 1)) * ia, (k, h))
         graphs = rng.integers(0, len(self.model.graphs), size=(k, h))
         betas = self.pmf.sample(rng, k * h).reshape(k, h)
@@ -91,10 +92,15 @@ class Rollout:
         k = len(fut.times_s)
 
         def mean_blocked(a: int) -> float:
-            return sum(blocked_after(m, state, g, d.beta, a, fut.times_s[i], fut.graphs[i], fut.betas[i], self.base)
-                       for i in range(k)) / k
+            return (
+                sum(
+                    blocked_after(m, state, g, d.beta, a, fut.times_s[i], fut.graphs[i], fut.betas[i], self.base)
+                    for i in range(k)
+                )
+                / k
+            )
 
-        blocked_now = None      # every degree that blocks this job leaves the same cluster
+        blocked_now = None  # every degree that blocks this job leaves the same cluster
         out = {}
         for a in candidates:
             jct = d.lookahead(a)

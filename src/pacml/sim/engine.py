@@ -69,7 +69,8 @@ class ClusterModel:
             if g.memory_bytes[worst] > cap:
                 raise InfeasibleClusterError(
                     f"graph {g.name!r}: op {g.op_names[worst]!r} needs {g.memory_bytes[worst]:.4g} B, more than "
-                    f"a worker's memory (cluster.worker_memory_bytes = {cap:.4g})")
+                    f"a worker's memory (cluster.worker_memory_bytes = {cap:.4g})"
+                )
         w = cfg.workload
         scale = w.compute_time_scale
         self.sequential_jct_s = np.array([g.num_training_steps * g.step_time_s * scale for g in self.graphs])
@@ -92,8 +93,13 @@ class ClusterModel:
         pg = self.cache.partitions.get(key)
         if pg is None:
             p = self.cfg.partition
-            pg = partition(self.graphs[g], action, p.min_op_time_s, p.paper_edge_sizes,
-                           self.topology.placeable_degrees if p.round_to_placeable else None)
+            pg = partition(
+                self.graphs[g],
+                action,
+                p.min_op_time_s,
+                p.paper_edge_sizes,
+                self.topology.placeable_degrees if p.round_to_placeable else None,
+            )
             self.cache.partitions[key] = pg
         return pg
 
@@ -163,12 +169,11 @@ class Episode:
         self.model = model
         cfg = model.cfg
         self.pmf = build_pmf(get_distribution(cfg.distributions, dist), rng)
-        self.arrivals: Arrivals = sample_arrivals(
-            cfg.workload, len(model.graphs), model.interarrival_s, self.pmf, rng)
+        self.arrivals: Arrivals = sample_arrivals(cfg.workload, len(model.graphs), model.interarrival_s, self.pmf, rng)
         self.horizon_s = cfg.workload.horizon_s
         self.paper_accounting = cfg.workload.horizon_accounting == "paper"
         self.free_mask = model.topology.all_mask
-        self._departures: list[tuple[float, int, int, int]] = []   # (time_s, priority, seq, job)
+        self._departures: list[tuple[float, int, int, int]] = []  # (time_s, priority, seq, job)
         self._next_seq = 0
         self._running: dict[int, JobRecord] = {}
         self._job_masks: dict[int, int] = {}
@@ -245,9 +250,24 @@ class Episode:
             alloc = m.allocate(g, a, free_mask)
             return None if alloc is None else m.jct_s(alloc, g)
 
-        return Decision(k, t, g, m.graphs[g], beta, seq, beta * seq, mask, free,
-                        m.topology.num_workers, len(self._running), lookahead, m.graphs, m.sequential_jct_s,
-                        self.snapshot, self.future)
+        return Decision(
+            k,
+            t,
+            g,
+            m.graphs[g],
+            beta,
+            seq,
+            beta * seq,
+            mask,
+            free,
+            m.topology.num_workers,
+            len(self._running),
+            lookahead,
+            m.graphs,
+            m.sequential_jct_s,
+            self.snapshot,
+            self.future,
+        )
 
     def step(self, action: int) -> JobRecord:
         """Apply the degree ``action`` to the current decision; return the job's record."""
@@ -258,10 +278,17 @@ class Episode:
         m = self.model
         g = d.graph_index
         base = JobRecord(
-            job_idx=d.job_idx, model=d.graph.name, arrival_s=d.time_s,
-            interarrival_s=float(self.arrivals.interarrival_s[d.job_idx]), beta=d.beta,
-            sequential_jct_s=d.sequential_jct_s, max_acceptable_jct_s=d.max_acceptable_jct_s,
-            job_bytes=float(m.job_bytes[g]), outcome="blocked", action=action)
+            job_idx=d.job_idx,
+            model=d.graph.name,
+            arrival_s=d.time_s,
+            interarrival_s=float(self.arrivals.interarrival_s[d.job_idx]),
+            beta=d.beta,
+            sequential_jct_s=d.sequential_jct_s,
+            max_acceptable_jct_s=d.max_acceptable_jct_s,
+            job_bytes=float(m.job_bytes[g]),
+            outcome="blocked",
+            action=action,
+        )
         cause = None
         alloc = None
         if action == 0:
@@ -280,9 +307,15 @@ class Episode:
         else:
             jct = m.jct_s(alloc, g)
             pg = m.partitioned(g, action)
-            rec = _replace(base, outcome="running", jct_s=jct, finish_s=d.time_s + jct,
-                           num_workers=alloc.step.num_workers, utilisation=alloc.step.utilisation,
-                           partitioned_bytes=float(pg.memory_bytes.sum() + pg.total_dep_size_bytes))
+            rec = _replace(
+                base,
+                outcome="running",
+                jct_s=jct,
+                finish_s=d.time_s + jct,
+                num_workers=alloc.step.num_workers,
+                utilisation=alloc.step.utilisation,
+                partitioned_bytes=float(pg.memory_bytes.sum() + pg.total_dep_size_bytes),
+            )
             self.free_mask &= ~alloc.workers_mask
             self._running[d.job_idx] = rec
             self._job_masks[d.job_idx] = alloc.workers_mask
@@ -299,22 +332,29 @@ class Episode:
             if self.paper_accounting:
                 self.records.append(_replace(rec, outcome="blocked", cause="horizon"))
             else:
-                self.records.append(rec)     # outcome "running"
+                self.records.append(rec)  # outcome "running"
         self._running.clear()
         if self.paper_accounting:
             arr = self.arrivals
             for k in range(self._k, len(arr.time_s)):
                 g = int(arr.graph[k])
                 seq = float(self.model.sequential_jct_s[g])
-                self.records.append(JobRecord(
-                    job_idx=k, model=self.model.graphs[g].name, arrival_s=float(arr.time_s[k]),
-                    interarrival_s=float(arr.interarrival_s[k]), beta=float(arr.beta[k]),
-                    sequential_jct_s=seq, max_acceptable_jct_s=float(arr.beta[k]) * seq,
-                    job_bytes=float(self.model.job_bytes[g]), outcome="undecided"))
+                self.records.append(
+                    JobRecord(
+                        job_idx=k,
+                        model=self.model.graphs[g].name,
+                        arrival_s=float(arr.time_s[k]),
+                        interarrival_s=float(arr.interarrival_s[k]),
+                        beta=float(arr.beta[k]),
+                        sequential_jct_s=seq,
+                        max_acceptable_jct_s=float(arr.beta[k]) * seq,
+                        job_bytes=float(self.model.job_bytes[g]),
+                        outcome="undecided",
+                    )
+                )
             self._k = len(arr.time_s)
         self.records.sort(key=lambda r: r.job_idx)
 
 
 def _replace(rec: JobRecord, **changes) -> JobRecord:
     return dataclasses.replace(rec, **changes)
-

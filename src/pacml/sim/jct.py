@@ -92,14 +92,16 @@ def transfer_times_s(pg: PartitionedGraph, placement: Placement, topo: RampTopol
         differ = (coords[s_src[sync]] != coords[s_dst[sync]]).astype(np.int64)
         keys = np.column_stack([pg.size_bytes[sync], differ])
         uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
-        times = np.array([all_reduce_time_s(2 * size, 1 + int(g), 1 + int(r), 1 + int(d), cfg)
-                          for size, g, r, d in uniq])
+        times = np.array(
+            [all_reduce_time_s(2 * size, 1 + int(g), 1 + int(r), 1 + int(d), cfg) for size, g, r, d in uniq]
+        )
         dur[sync] = times[inverse.ravel()]
     return dur
 
 
-def simulate_step(pg: PartitionedGraph, placement: Placement, topo: RampTopology,
-                  compute_time_scale: float) -> StepResult:
+def simulate_step(
+    pg: PartitionedGraph, placement: Placement, topo: RampTopology, compute_time_scale: float
+) -> StepResult:
     """Simulate one training step; see the module doc for the semantics."""
     n_sub = pg.num_sub_ops
     compute = (pg.compute_time_s * compute_time_scale).tolist()
@@ -113,12 +115,12 @@ def simulate_step(pg: PartitionedGraph, placement: Placement, topo: RampTopology
     out_sync = pg.is_sync[order].tolist()
     waiting = np.bincount(pg.dst[~pg.is_sync], minlength=n_sub).tolist()
 
-    key = list(zip(compute, range(n_sub)))   # static SPT priority
+    key = list(zip(compute, range(n_sub)))  # static SPT priority
     remaining = list(compute)
     ready_at = [0.0] * n_sub
-    queued: dict[int, list] = {}             # server -> heap of (key, op)
+    queued: dict[int, list] = {}  # server -> heap of (key, op)
     running: dict[int, tuple[int, float, int]] = {}  # server -> (op, started, token)
-    events: list[tuple[float, int, int, int]] = []   # (time_s, kind, seq, op)
+    events: list[tuple[float, int, int, int]] = []  # (time_s, kind, seq, op)
     seq = 0
     end = 0.0
     done = 0
@@ -140,7 +142,7 @@ def simulate_step(pg: PartitionedGraph, placement: Placement, topo: RampTopology
             cur = running.get(w)
             if cur is None:
                 start(op, t)
-            elif key[op] < key[cur[0]]:       # preempt
+            elif key[op] < key[cur[0]]:  # preempt
                 remaining[cur[0]] -= t - cur[1]
                 heapq.heappush(queued.setdefault(w, []), (key[cur[0]], cur[0]))
                 start(op, t)
@@ -149,7 +151,7 @@ def simulate_step(pg: PartitionedGraph, placement: Placement, topo: RampTopology
             continue
         cur = running.get(w)
         if cur is None or cur[2] != token:
-            continue                          # a preempted run's stale finish
+            continue  # a preempted run's stale finish
         del running[w]
         done += 1
         end = max(end, t)

@@ -67,13 +67,22 @@ def base_rule(name: str, model: ClusterModel) -> BaseRule:
 
 def _fixed_degree(name: str) -> int | None:
     prefix = "fixed-"
-    if name.startswith(prefix) and name[len(prefix):].isdigit():
-        return int(name[len(prefix):])
+    if name.startswith(prefix) and name[len(prefix) :].isdigit():
+        return int(name[len(prefix) :])
     return None
 
 
-def blocked_after(model: ClusterModel, state: ClusterState, graph: int, beta: float, degree: int,
-                  times_s: list[float], graphs: list[int], betas: list[float], base: BaseRule) -> int:
+def blocked_after(
+    model: ClusterModel,
+    state: ClusterState,
+    graph: int,
+    beta: float,
+    degree: int,
+    times_s: list[float],
+    graphs: list[int],
+    betas: list[float],
+    base: BaseRule,
+) -> int:
     """Blocked jobs among the arriving job (at ``degree``) and the given later arrivals (by
     ``base``), continued from ``state``; arrivals at or after the horizon are not counted."""
     horizon = model.cfg.workload.horizon_s
@@ -82,7 +91,7 @@ def blocked_after(model: ClusterModel, state: ClusterState, graph: int, beta: fl
     steps = model.num_training_steps
     allocate = model.allocate
     free = state.free_mask
-    heap = list(state.departures)          # sorted, hence a valid heap
+    heap = list(state.departures)  # sorted, hence a valid heap
     n = state.next_seq
     blocked = 0
     t, g, b, a = state.time_s, graph, beta, degree
@@ -97,7 +106,7 @@ def blocked_after(model: ClusterModel, state: ClusterState, graph: int, beta: fl
                 blocked += 1
             else:
                 if paper and t + jct > horizon:
-                    blocked += 1          # will be counted blocked at the horizon
+                    blocked += 1  # will be counted blocked at the horizon
                 free &= ~alloc.workers_mask
                 heapq.heappush(heap, (t + jct, n, alloc.workers_mask))
                 n += 1

@@ -37,8 +37,9 @@ METRICS: dict[str, str] = {
 }
 
 
-def episode_metrics(records: Sequence[JobRecord], num_workers: int, horizon_s: float,
-                    num_training_steps: int) -> dict[str, float]:
+def episode_metrics(
+    records: Sequence[JobRecord], num_workers: int, horizon_s: float, num_training_steps: int
+) -> dict[str, float]:
     """Every metric of `METRICS` for one episode."""
     arrived = len(records)
     blocked = [r for r in records if r.outcome == "blocked"]

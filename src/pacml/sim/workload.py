@@ -47,7 +47,7 @@ def build_pmf(dist: BetaDistribution, rng: np.random.Generator) -> BetaPMF:
     mass on its right edge rounded to ``decimals``. The skewnorm PMF is rebuilt from the
     episode's generator at every reset, as ddls does.
     """
-    step = 10.0 ** -dist.decimals
+    step = 10.0**-dist.decimals
     if dist.kind == "uniform":
         support = np.unique(np.round(np.arange(dist.min, dist.max + step / 2, step), dist.decimals))
         return BetaPMF(support, np.full(len(support), 1.0 / len(support)))
@@ -82,8 +82,9 @@ class Arrivals:
     beta: np.ndarray
 
 
-def sample_arrivals(cfg: WorkloadConfig, num_graphs: int, interarrival_s: float, pmf: BetaPMF,
-                    rng: np.random.Generator) -> Arrivals:
+def sample_arrivals(
+    cfg: WorkloadConfig, num_graphs: int, interarrival_s: float, pmf: BetaPMF, rng: np.random.Generator
+) -> Arrivals:
     """Arrivals at 0, then every interarrival (fixed or exponential) while <= the horizon.
 
     Graphs are drawn without replacement from ``replication_factor`` copies of each graph

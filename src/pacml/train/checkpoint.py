@@ -21,16 +21,19 @@ def save_checkpoint(path: str | Path, net, opt, gen: torch.Generator, cfg: Confi
     """Write atomically: a run killed mid-write leaves the previous checkpoint intact."""
     path = Path(path)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save({
-        "model": net.state_dict(),
-        "optimizer": opt.state_dict(),
-        "generator": gen.get_state(),
-        "torch_rng": torch.get_rng_state(),
-        "config": dataclasses.asdict(cfg),
-        "config_hash": config_hash(cfg),
-        "run_hash": run_hash(cfg),
-        "state": state,
-    }, tmp)
+    torch.save(
+        {
+            "model": net.state_dict(),
+            "optimizer": opt.state_dict(),
+            "generator": gen.get_state(),
+            "torch_rng": torch.get_rng_state(),
+            "config": dataclasses.asdict(cfg),
+            "config_hash": config_hash(cfg),
+            "run_hash": run_hash(cfg),
+            "state": state,
+        },
+        tmp,
+    )
     tmp.replace(path)
 
 
@@ -51,7 +54,7 @@ def load_checkpoint(path: str | Path, net, opt=None, gen: torch.Generator | None
 
 def checkpoint_config_data(path: str | Path) -> dict:
     """The config a checkpoint was trained with, as a plain mapping (extra sections inlined;
-    re-applying its profile changes nothing)."""
+    re-applying its scale changes nothing)."""
     ckpt = torch.load(path, map_location="cpu", weights_only=False)
     data = dict(ckpt["config"])
     data.update(data.pop("extra", None) or {})

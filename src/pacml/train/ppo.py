@@ -7,6 +7,10 @@ by blocking rate, and the last), checkpoint. A killed run resumes from its last 
 is taken where every environment begins a new episode, so the resumed run ends with the same
 weights as an uninterrupted one.
 
+With ``imitation.iterations`` > 0 the agent first learns from the ``rollout`` planner
+(`pacml.train.imitation`, DAgger); its best weights are update 0 (validated and checkpointed)
+and PPO fine-tunes them.
+
 Implementation details and their sources (every deliberate choice is a `PPOConfig` field):
 masked categorical with finite logits and corrected entropy (sb3-contrib), GAE (Schulman et
 al. 2016), per-minibatch advantage normalisation, clipped surrogate and clipped value loss,
@@ -65,16 +69,30 @@ class Storage:
 
     @classmethod
     def empty(cls, steps: int, envs: int, global_dim: int, num_actions: int) -> Storage:
-        return cls(torch.zeros(steps, envs, dtype=torch.long), torch.zeros(steps, envs, global_dim),
-                   torch.zeros(steps, envs, num_actions, dtype=torch.bool), torch.zeros(steps, envs, dtype=torch.long),
-                   torch.zeros(steps, envs), torch.zeros(steps, envs), torch.zeros(steps, envs), torch.zeros(steps, envs))
+        return cls(
+            torch.zeros(steps, envs, dtype=torch.long),
+            torch.zeros(steps, envs, global_dim),
+            torch.zeros(steps, envs, num_actions, dtype=torch.bool),
+            torch.zeros(steps, envs, dtype=torch.long),
+            torch.zeros(steps, envs),
+            torch.zeros(steps, envs),
+            torch.zeros(steps, envs),
+            torch.zeros(steps, envs),
+        )
 
 
 class VecEnv:
     """``num_envs`` synchronous `PartitionEnv`s; a finished episode resets with its next seed."""
 
-    def __init__(self, model: ClusterModel, dist: str, features: FeatureSpace, num_envs: int, seed: int,
-                 episodes_started: list[int] | None = None):
+    def __init__(
+        self,
+        model: ClusterModel,
+        dist: str,
+        features: FeatureSpace,
+        num_envs: int,
+        seed: int,
+        episodes_started: list[int] | None = None,
+    ):
         self.envs = [PartitionEnv(model, dist, features) for _ in range(num_envs)]
         self.seed = seed
         self.episodes_started = list(episodes_started or [0] * num_envs)
@@ -111,11 +129,18 @@ class VecEnv:
         return gi, glob, mask
 
 
-def collect_rollout(net: ActorCritic, graphs, envs: VecEnv, st: Storage, gen: torch.Generator,
-                    next_done: torch.Tensor, reward_scale: float) -> torch.Tensor:
+def collect_rollout(
+    net: ActorCritic,
+    graphs,
+    envs: VecEnv,
+    st: Storage,
+    gen: torch.Generator,
+    next_done: torch.Tensor,
+    reward_scale: float,
+) -> torch.Tensor:
     """Fill ``st`` with one rollout; return the done flags after its last step."""
     with torch.no_grad():
-        emb = net.embeddings(graphs)          # static per graph: once per rollout
+        emb = net.embeddings(graphs)  # static per graph: once per rollout
         for t in range(st.action.shape[0]):
             gi, glob, mask = envs.stacked()
             logits, value = net.heads(emb, gi, glob, mask)
@@ -130,8 +155,15 @@ def collect_rollout(net: ActorCritic, graphs, envs: VecEnv, st: Storage, gen: to
     return next_done
 
 
-def compute_gae(reward: torch.Tensor, value: torch.Tensor, done: torch.Tensor, next_value: torch.Tensor,
-                next_done: torch.Tensor, gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
+def compute_gae(
+    reward: torch.Tensor,
+    value: torch.Tensor,
+    done: torch.Tensor,
+    next_value: torch.Tensor,
+    next_done: torch.Tensor,
+    gamma: float,
+    lam: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Generalised advantage estimation. ``done[t]`` flags that step t starts a new episode
     (CleanRL's convention). Returns (advantages, returns)."""
     steps = reward.shape[0]
@@ -148,6 +180,11 @@ def compute_gae(reward: torch.Tensor, value: torch.Tensor, done: torch.Tensor, n
     return adv, adv + value
 
 
+def clipped_policy_loss(adv: torch.Tensor, ratio: torch.Tensor, clip_coef: float) -> torch.Tensor:
+    """PPO's clipped surrogate, as a loss: mean of max(-A r, -A clip(r, 1 - c, 1 + c))."""
+    return torch.max(-adv * ratio, -adv * ratio.clamp(1 - clip_coef, 1 + clip_coef)).mean()
+
+
 def ppo_update(net: ActorCritic, opt: torch.optim.Optimizer, graphs, flat: Batch, cfg, gen: torch.Generator) -> dict:
     """Epochs x minibatches of the clipped PPO objective; returns the last losses and KL."""
     n = flat.action.shape[0]
@@ -156,18 +193,18 @@ def ppo_update(net: ActorCritic, opt: torch.optim.Optimizer, graphs, flat: Batch
     for _epoch in range(cfg.update_epochs):
         perm = torch.randperm(n, generator=gen)
         for start in range(0, n, mb):
-            idx = perm[start:start + mb]
+            idx = perm[start : start + mb]
             logits, value = net(graphs, flat.graph_index[idx], flat.glob[idx], flat.mask[idx])
             dist = MaskedCategorical(logits, flat.mask[idx])
             logratio = dist.log_prob(flat.action[idx]) - flat.logprob[idx]
             ratio = logratio.exp()
             with torch.no_grad():
-                approx_kl = ((ratio - 1) - logratio).mean()      # http://joschu.net/blog/kl-approx.html
+                approx_kl = ((ratio - 1) - logratio).mean()  # http://joschu.net/blog/kl-approx.html
                 clipfracs.append(((ratio - 1.0).abs() > cfg.clip_coef).float().mean().item())
             adv = flat.advantage[idx]
             if cfg.norm_adv:
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-            pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
+            pg_loss = clipped_policy_loss(adv, ratio, cfg.clip_coef)
             ret, old_v = flat.ret[idx], flat.value[idx]
             if cfg.clip_vloss:
                 clipped = old_v + (value - old_v).clamp(-cfg.vf_clip_coef, cfg.vf_clip_coef)
@@ -184,27 +221,26 @@ def ppo_update(net: ActorCritic, opt: torch.optim.Optimizer, graphs, flat: Batch
             break
     y_pred, y_true = flat.value.numpy(), flat.ret.numpy()
     var_y = np.var(y_true)
-    stats.update({
-        "losses/policy_loss": pg_loss.item(), "losses/value_loss": v_loss.item(), "losses/entropy": entropy.item(),
-        "losses/approx_kl": approx_kl.item(), "losses/clipfrac": float(np.mean(clipfracs)),
-        "losses/explained_variance": float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y),
-    })
+    stats.update(
+        {
+            "losses/policy_loss": pg_loss.item(),
+            "losses/value_loss": v_loss.item(),
+            "losses/entropy": entropy.item(),
+            "losses/approx_kl": approx_kl.item(),
+            "losses/clipfrac": float(np.mean(clipfracs)),
+            "losses/explained_variance": float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y),
+        }
+    )
     return stats
 
 
-def greedy_episode(net: ActorCritic, graphs, model: ClusterModel, features: FeatureSpace, dist: str, seed: int) -> dict:
-    """One deterministic (argmax) episode on ``seed``; its episode metrics."""
-    env = PartitionEnv(model, dist, features)
-    obs, _ = env.reset(seed=seed)
-    with torch.no_grad():
-        emb = net.embeddings(graphs)
-        while True:
-            logits, _ = net.heads(emb, torch.tensor([obs["graph_index"]]), torch.from_numpy(obs["global"])[None],
-                                  torch.from_numpy(obs["mask"])[None])
-            action = int(MaskedCategorical(logits, torch.from_numpy(obs["mask"])[None]).mode()[0])
-            obs, _, terminated, _, info = env.step(action)
-            if terminated:
-                return info["episode_metrics"]
+def greedy_episode(net: ActorCritic, cfg: Config, model: ClusterModel, dist: str, seed: int) -> dict:
+    """One deterministic (argmax) episode on ``seed``: the metrics of `GreedyAgent`, the
+    policy that evaluates a checkpoint."""
+    from pacml.agent.policy import GreedyAgent
+    from pacml.evaluation import run_episode
+
+    return run_episode(model, GreedyAgent(net, cfg), dist, seed)[1]
 
 
 @dataclass
@@ -218,14 +254,21 @@ class TrainResult:
 
 
 def build_agent(cfg: Config, model: ClusterModel) -> tuple[ActorCritic, FeatureSpace]:
-    features = FeatureSpace(model.graphs, model.sequential_jct_s, model.topology.num_workers, model.max_degree + 1,
-                            cfg.agent.lookahead_features)
+    features = FeatureSpace.for_agent(
+        cfg, model.graphs, model.sequential_jct_s, model.topology.num_workers, model.max_degree + 1
+    )
     return ActorCritic(cfg.agent, features.global_dim, features.num_actions), features
 
 
-def train(cfg: Config, model: ClusterModel, dist: str, seed: int, out_dir: str | Path,
-          log: Callable[[dict, int], None] | None = None,
-          progress: Callable[[int, int, dict], None] | None = None) -> TrainResult:
+def train(
+    cfg: Config,
+    model: ClusterModel,
+    dist: str,
+    seed: int,
+    out_dir: str | Path,
+    log: Callable[[dict, int], None] | None = None,
+    progress: Callable[[int, int, dict], None] | None = None,
+) -> TrainResult:
     """Train one agent on ``dist`` with ``seed``; checkpoints go to ``out_dir`` (``last.pt``,
     ``best.pt``). ``log(metrics, step)`` receives per-update metrics; ``progress(update,
     num_updates, info)`` drives a progress bar."""
@@ -240,17 +283,52 @@ def train(cfg: Config, model: ClusterModel, dist: str, seed: int, out_dir: str |
     opt = torch.optim.Adam(net.parameters(), lr=p.learning_rate, eps=1e-5)
     batch_size = p.num_envs * p.num_steps
     num_updates = max(1, p.total_timesteps // batch_size)
-    state = {"update": 0, "global_step": 0, "episodes_started": None, "best": (float("inf"), 0), "curve": [],
-             "wall_s": 0.0}
+    state = {
+        "update": 0,
+        "global_step": 0,
+        "episodes_started": None,
+        "best": (float("inf"), 0),
+        "curve": [],
+        "wall_s": 0.0,
+    }
     resumed = None
     last = out_dir / "last.pt"
     if last.exists():
         if checkpoint_run_hash(last) == run_hash(cfg):
             resumed = load_checkpoint(last, net, opt, gen)
-        else:   # trained under another config: never resume it
+        else:  # trained under another config: never resume it
             last.replace(out_dir / "last.pt.stale")
     if resumed is not None:
         state.update(resumed)
+    elif cfg.imitation.iterations:
+        # learn per-job decisions from the planner first (pacml.train.imitation); PPO fine-tunes
+        from pacml.train.imitation import imitate
+
+        imitate(
+            cfg,
+            model,
+            dist,
+            seed,
+            net,
+            graphs,
+            features,
+            lambda n: greedy_episode(n, cfg, model, dist, p.validation_seed),
+            log,
+        )
+        val = greedy_episode(net, cfg, model, dist, p.validation_seed)
+        state["best"] = (val["blocking_rate"], 0)
+        state["best_model"] = {k: v.detach().clone() for k, v in net.state_dict().items()}
+        state["curve"].append(
+            {
+                "update": 0,
+                "global_step": 0,
+                **{
+                    k: val[k]
+                    for k in ("blocking_rate", "demand_throughput", "mean_jct", "mean_jct_speedup", "mean_degree")
+                },
+            }
+        )
+        save_checkpoint(last, net, opt, gen, cfg, state)
     envs = VecEnv(model, dist, features, p.num_envs, seed, state["episodes_started"])
     st = Storage.empty(p.num_steps, p.num_envs, features.global_dim, features.num_actions)
     next_done = torch.zeros(p.num_envs)
@@ -266,9 +344,16 @@ def train(cfg: Config, model: ClusterModel, dist: str, seed: int, out_dir: str |
             gi, glob, mask = envs.stacked()
             _, next_value = net(graphs, gi, glob, mask)
         adv, ret = compute_gae(st.reward, st.value, st.done, next_value, next_done, p.gamma, p.gae_lambda)
-        flat = Batch(st.graph_index.reshape(-1), st.glob.reshape(batch_size, -1), st.mask.reshape(batch_size, -1),
-                     st.action.reshape(-1), st.logprob.reshape(-1), adv.reshape(-1), ret.reshape(-1),
-                     st.value.reshape(-1))
+        flat = Batch(
+            st.graph_index.reshape(-1),
+            st.glob.reshape(batch_size, -1),
+            st.mask.reshape(batch_size, -1),
+            st.action.reshape(-1),
+            st.logprob.reshape(-1),
+            adv.reshape(-1),
+            ret.reshape(-1),
+            st.value.reshape(-1),
+        )
         t1 = time.perf_counter()
         metrics = ppo_update(net, opt, graphs, flat, p, gen)
         t_update = time.perf_counter() - t1
@@ -281,12 +366,20 @@ def train(cfg: Config, model: ClusterModel, dist: str, seed: int, out_dir: str |
             metrics["charts/train_blocking_rate"] = float(np.mean([m["blocking_rate"] for m in envs.finished]))
             envs.finished.clear()
         if update == 1 or update % p.validation_interval == 0 or update == num_updates:
-            val = greedy_episode(net, graphs, model, features, dist, p.validation_seed)
+            val = greedy_episode(net, cfg, model, dist, p.validation_seed)
             metrics["charts/blocking_rate"] = val["blocking_rate"]
             metrics["charts/demand_throughput"] = val["demand_throughput"]
             metrics["charts/mean_degree"] = val["mean_degree"]
-            state["curve"].append({"update": update, "global_step": state["global_step"], **{
-                k: val[k] for k in ("blocking_rate", "demand_throughput", "mean_jct", "mean_jct_speedup", "mean_degree")}})
+            state["curve"].append(
+                {
+                    "update": update,
+                    "global_step": state["global_step"],
+                    **{
+                        k: val[k]
+                        for k in ("blocking_rate", "demand_throughput", "mean_jct", "mean_jct_speedup", "mean_degree")
+                    },
+                }
+            )
             if val["blocking_rate"] < state["best"][0]:
                 state["best"] = (val["blocking_rate"], update)
                 state["best_model"] = {k: v.detach().clone() for k, v in net.state_dict().items()}
@@ -301,8 +394,11 @@ def train(cfg: Config, model: ClusterModel, dist: str, seed: int, out_dir: str |
         if log is not None:
             log(metrics, state["global_step"])
         if progress is not None:
-            progress(update, num_updates, {"val_blocking": state["best"][0] if state["curve"] else None,
-                                           "sps": metrics["perf/steps_per_s"]})
+            progress(
+                update,
+                num_updates,
+                {"val_blocking": state["best"][0] if state["curve"] else None, "sps": metrics["perf/steps_per_s"]},
+            )
     # best.pt is written last, from the best weights that last.pt also carries: a job killed
     # and rerun (Snakemake deletes an incomplete job's outputs) still ends with its best.pt
     best_state = {k: v for k, v in state.items() if k != "best_model"}
@@ -310,5 +406,11 @@ def train(cfg: Config, model: ClusterModel, dist: str, seed: int, out_dir: str |
     net.load_state_dict(state.get("best_model") or current)
     save_checkpoint(out_dir / "best.pt", net, opt, gen, cfg, {**best_state, "update": state["best"][1]})
     net.load_state_dict(current)
-    return TrainResult(state["best"][0], state["best"][1], state["update"], state["global_step"],
-                       time.perf_counter() - started, state["curve"])
+    return TrainResult(
+        state["best"][0],
+        state["best"][1],
+        state["update"],
+        state["global_step"],
+        time.perf_counter() - started,
+        state["curve"],
+    )

@@ -45,12 +45,11 @@ def train_from_starts(cfg: Config, model, dist: str, seed: int, out: Path, track
     from pacml.train.ppo import train as ppo_train
 
     starts = cfg.agent.init_degree_biases
-    if not starts:
+    if len(starts) <= 1:
         return ppo_train(cfg, model, dist, seed, out, log=tracker.log_metrics, progress=progress)
     results = []
     for k, bias in enumerate(starts):
-        c = dataclasses.replace(cfg, agent=dataclasses.replace(cfg.agent, init_degree_bias=float(bias),
-                                                               init_degree_biases=()))
+        c = dataclasses.replace(cfg, agent=dataclasses.replace(cfg.agent, init_degree_biases=(float(bias),)))
 
         def log(metrics, step, k=k):
             tracker.log_metrics({f"start{k}/{name}": v for name, v in metrics.items()}, step)
@@ -60,14 +59,25 @@ def train_from_starts(cfg: Config, model, dist: str, seed: int, out: Path, track
     for name in ("best.pt", "last.pt"):
         shutil.copyfile(out / f"start{best}" / name, out / name)
     tracker.log_params({"selected_start": best, "selected_init_degree_bias": starts[best]})
-    tracker.log_metrics({f"start{k}/best_validation_blocking_rate": r.best_blocking_rate for k, r in enumerate(results)})
+    tracker.log_metrics(
+        {f"start{k}/best_validation_blocking_rate": r.best_blocking_rate for k, r in enumerate(results)}
+    )
     chosen = results[best]
     chosen.wall_s = sum(r.wall_s for r in results)
     return chosen
 
 
-def train_agent(graphs_dir, dist: str, seed: int, config=None, overrides=(), out: str | Path = "results/train",
-                store: RunStore | None = None, threads: int | None = None, log_file=None) -> dict:
+def train_agent(
+    graphs_dir,
+    dist: str,
+    seed: int,
+    config=None,
+    overrides=(),
+    out: str | Path = "results/train",
+    store: RunStore | None = None,
+    threads: int | None = None,
+    log_file=None,
+) -> dict:
     """Train one PAC-ML agent; write ``best.pt``, ``last.pt`` and ``curve.json`` to ``out``.
 
     With a ``store`` the run is tracked as a child run (policy pacml, this seed) with
@@ -82,22 +92,36 @@ def train_agent(graphs_dir, dist: str, seed: int, config=None, overrides=(), out
     tags = {"dist": dist, "policy": "pacml", "seed": str(seed), "kind": "train", "config_hash": config_hash(cfg)}
     update_bar, close_bar = progress_bar(f"train {dist} seed={seed}", log_file)
     with job_run(store, dist, f"pacml seed={seed} (train)", tags) as run:
-        run.log_params({**{f"ppo.{k}": v for k, v in dataclasses.asdict(cfg.ppo).items()},
-                        **{f"agent.{k}": v for k, v in dataclasses.asdict(cfg.agent).items()},
-                        "dist": dist, "seed": seed, "graphs": ",".join(g.name for g in model.graphs),
-                        "interarrival_s": model.interarrival_s})
+        run.log_params(
+            {
+                **{f"ppo.{k}": v for k, v in dataclasses.asdict(cfg.ppo).items()},
+                **{f"agent.{k}": v for k, v in dataclasses.asdict(cfg.agent).items()},
+                "dist": dist,
+                "seed": seed,
+                "graphs": ",".join(g.name for g in model.graphs),
+                "interarrival_s": model.interarrival_s,
+            }
+        )
         try:
             result = train_from_starts(cfg, model, dist, seed, out, run, update_bar)
         finally:
             close_bar()
-        summary = {"dist": dist, "seed": seed, "best_blocking_rate": result.best_blocking_rate,
-                   "best_update": result.best_update, "updates": result.updates,
-                   "global_step": result.global_step, "wall_s": result.wall_s, "curve": result.curve,
-                   "config_hash": config_hash(cfg)}
+        summary = {
+            "dist": dist,
+            "seed": seed,
+            "best_blocking_rate": result.best_blocking_rate,
+            "best_update": result.best_update,
+            "updates": result.updates,
+            "global_step": result.global_step,
+            "wall_s": result.wall_s,
+            "curve": result.curve,
+            "config_hash": config_hash(cfg),
+        }
         write_json(out / "curve.json", summary)
-        run.log_metrics({"best_validation_blocking_rate": result.best_blocking_rate, "train_wall_s": result.wall_s},
-                        result.global_step)
+        run.log_metrics(
+            {"best_validation_blocking_rate": result.best_blocking_rate, "train_wall_s": result.wall_s},
+            result.global_step,
+        )
         for name in ("best.pt", "curve.json"):
             run.log_artifact(out / name)
     return summary
-

@@ -1,0 +1,204 @@
+"""Learning per-job decisions from the planner (DAgger), before PPO fine-tunes.
+
+The teacher is the deployable ``rollout`` planner (`pacml.policies.planning`): it never sees an
+episode's future. Read top to bottom:
+
+1. ``collect``: play training episodes; at every arrival the teacher scores every valid degree
+   (mean blocked jobs over its sampled futures) and the state is labelled with the target
+   distribution softmax(-score / ``temperature``) (ties share the weight: when every degree
+   blocks the job, say, every degree is equally right). The teacher's choice is played with
+   probability ``teacher_share`` (1 in the first iteration, decaying by ``teacher_share_decay``),
+   the student's greedy degree otherwise, so the data covers the states the student itself
+   reaches (DAgger, Ross et al. 2011).
+2. ``fit``: cross-entropy of the student's masked softmax against the targets, so its greedy
+   degree tends to the teacher's best and its mistakes to near-equal degrees.
+3. ``imitate``: iterate, validating the student greedily after every iteration and keeping
+   the best weights; returns them for PPO to fine-tune (`pacml.train.ppo.train` with ``init``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from pacml.agent.network import ActorCritic, MaskedCategorical
+from pacml.config import Config
+from pacml.env.features import FeatureSpace
+from pacml.env.partition_env import PartitionEnv
+from pacml.policies.planning import Rollout
+from pacml.sim.engine import ClusterModel
+
+IMITATION_SEED_NAMESPACE = 0xDA66
+"""DAgger episodes draw from SeedSequence((IMITATION_SEED_NAMESPACE, seed), spawn_key=(iteration, k))."""
+
+
+@dataclass
+class Dataset:
+    """Aggregated (state, teacher target) pairs."""
+
+    graph_index: list[int] = field(default_factory=list)
+    glob: list[np.ndarray] = field(default_factory=list)
+    mask: list[np.ndarray] = field(default_factory=list)
+    target: list[np.ndarray] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.target)
+
+    def tensors(self) -> tuple[torch.Tensor, ...]:
+        return (
+            torch.tensor(self.graph_index, dtype=torch.long),
+            torch.from_numpy(np.stack(self.glob)),
+            torch.from_numpy(np.stack(self.mask)),
+            torch.from_numpy(np.stack(self.target)),
+        )
+
+
+def target_distribution(scores: dict[int, float], num_actions: int, temperature: float) -> np.ndarray:
+    """softmax(-score / temperature) over the scored degrees (uniform over the exact ties at
+    temperature 0); all weight on degree 0 when no degree is valid."""
+    out = np.zeros(num_actions, dtype=np.float32)
+    if not scores:
+        out[0] = 1.0
+        return out
+    degrees = np.array(list(scores))
+    s = np.array([scores[a] for a in degrees])
+    if temperature > 0:
+        w = np.exp(-(s - s.min()) / temperature)
+    else:
+        w = (s == s.min()).astype(np.float64)
+    out[degrees] = w / w.sum()
+    return out
+
+
+def collect(
+    net: ActorCritic,
+    cfg: Config,
+    model: ClusterModel,
+    features: FeatureSpace,
+    dist: str,
+    teacher: Rollout,
+    episode_seeds: list[int],
+    teacher_share: float,
+    rng: np.random.Generator,
+    data: Dataset,
+    temperature: float,
+) -> dict:
+    """Play the episodes, labelling every state with the teacher's target; returns how often
+    the student's greedy degree was one of the teacher's best on the states it saw."""
+    from pacml.agent.policy import GreedyAgent
+
+    agree = total = 0
+    student_policy = GreedyAgent(net, cfg)
+    for s in episode_seeds:
+        env = PartitionEnv(model, dist, features)
+        obs, info = env.reset(seed=s)
+        while obs is not None:
+            d = info["decision"]
+            scores = teacher.scores(d, rng)
+            target = target_distribution(scores, len(obs["mask"]), temperature)
+            student = student_policy.act(d, rng)
+            data.graph_index.append(obs["graph_index"])
+            data.glob.append(obs["global"])
+            data.mask.append(obs["mask"])
+            data.target.append(target)
+            agree += int(target[student] == target.max())
+            total += 1
+            action = teacher.choose(d, scores) if rng.random() < teacher_share else student
+            obs, _, _, _, info = env.step(action)
+    return {"imitation/agreement": agree / max(total, 1), "imitation/states": total}
+
+
+def fit(
+    net: ActorCritic,
+    opt: torch.optim.Optimizer,
+    graphs,
+    data: Dataset,
+    epochs: int,
+    minibatch_size: int,
+    gen: torch.Generator,
+) -> dict:
+    """Epochs of cross-entropy against the teacher's targets; returns the last epoch's loss
+    and accuracy (the greedy degree is one the teacher scores best)."""
+    gi, glob, mask, target = data.tensors()
+    n = len(target)
+    for _ in range(epochs):
+        perm = torch.randperm(n, generator=gen)
+        losses, hits = [], 0
+        for start in range(0, n, minibatch_size):
+            idx = perm[start : start + minibatch_size]
+            logits, _ = net(graphs, gi[idx], glob[idx], mask[idx])
+            logp = MaskedCategorical(logits, mask[idx]).logits
+            loss = -(target[idx] * logp).sum(dim=-1).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item() * len(idx))
+            greedy = logits.argmax(dim=-1)
+            t = target[idx]
+            hits += int((t.gather(1, greedy[:, None]).squeeze(1) == t.max(dim=1).values).sum())
+    return {"imitation/loss": float(np.sum(losses) / n), "imitation/accuracy": hits / n}
+
+
+def make_teacher(cfg: Config, model: ClusterModel, dist: str) -> Rollout:
+    """The deployable planner with the imitation's own horizon and futures."""
+    import dataclasses
+
+    from pacml.policies.base import PolicyContext, make_policy
+
+    im = cfg.imitation
+    planning = dataclasses.replace(
+        cfg.planning,
+        horizon=im.teacher_horizon or cfg.planning.horizon,
+        num_futures=im.teacher_futures or cfg.planning.num_futures,
+    )
+    teacher_model = ClusterModel(model.graphs, dataclasses.replace(cfg, planning=planning), model.cache)
+    return make_policy("rollout", context=PolicyContext(teacher_model, dist))
+
+
+def imitate(
+    cfg: Config,
+    model: ClusterModel,
+    dist: str,
+    seed: int,
+    net: ActorCritic,
+    graphs,
+    features: FeatureSpace,
+    validate,
+    log=None,
+) -> list[dict]:
+    """DAgger iterations into ``net`` (the best by ``validate(net)`` left in it); returns the
+    per-iteration metrics."""
+    im = cfg.imitation
+    teacher = make_teacher(cfg, model, dist)
+    rng = np.random.default_rng(np.random.SeedSequence((IMITATION_SEED_NAMESPACE, seed)))
+    gen = torch.Generator().manual_seed(seed)
+    opt = torch.optim.Adam(net.actor.parameters(), lr=im.learning_rate)
+    data = Dataset()
+    history, best = [], (float("inf"), None)
+    share = 1.0
+    for it in range(1, im.iterations + 1):
+        seeds = [
+            int(np.random.SeedSequence((IMITATION_SEED_NAMESPACE, seed), spawn_key=(it, k)).generate_state(1)[0])
+            for k in range(im.episodes_per_iteration)
+        ]
+        metrics = collect(net, cfg, model, features, dist, teacher, seeds, share, rng, data, im.temperature)
+        metrics.update(fit(net, opt, graphs, data, im.epochs, im.minibatch_size, gen))
+        val = validate(net)
+        metrics.update(
+            {
+                "imitation/teacher_share": share,
+                "imitation/iteration": it,
+                "charts/blocking_rate": val["blocking_rate"],
+                "charts/mean_degree": val["mean_degree"],
+            }
+        )
+        if val["blocking_rate"] < best[0]:
+            best = (val["blocking_rate"], {k: v.detach().clone() for k, v in net.state_dict().items()})
+        history.append(metrics)
+        if log is not None:
+            log(metrics, it)
+        share *= im.teacher_share_decay
+    net.load_state_dict(best[1])
+    return history
