@@ -255,3 +255,51 @@ def test_training_from_several_starts_keeps_the_best_by_validation(tmp_path):
     chosen = min(range(2), key=lambda k: (rates[k], k))
     assert summary["best_blocking_rate"] == rates[chosen]
     assert (tmp_path / "out" / "best.pt").read_bytes() == (tmp_path / "out" / f"start{chosen}" / "best.pt").read_bytes()
+
+
+def test_dagger_on_a_toy_cluster_reaches_the_planners_choices():
+    """The teacher-student loop: after a few DAgger iterations the student's greedy degree
+    is the planner's on most states of an episode it never trained on."""
+    import torch
+
+    from pacml.evaluation import episode_rngs
+    from pacml.train.imitation import imitate, make_teacher
+    from pacml.train.ppo import build_agent, validate_on
+
+    from conftest import TOY_CLUSTER, toy_pool
+
+    cfg = load_config(
+        overrides=[
+            *TOY_CLUSTER,
+            "agent.shape_features=true",
+            "agent.graph_dim=32",
+            "planning.horizon=20",
+            "planning.num_futures=2",
+            "planning.base_policy=fixed-4",
+            "imitation.iterations=6",
+            "imitation.episodes_per_iteration=3",
+            "imitation.epochs=20",
+            "workflow.validation_seeds=[7]",
+        ]
+    )
+    model = ClusterModel(toy_pool(), cfg)
+    torch.manual_seed(0)
+    net, features = build_agent(cfg, model)
+    graphs = batch_graphs(features.graph_features)
+    history = imitate(
+        cfg, model, "beta_a", 0, net, graphs, features, lambda n: validate_on(n, cfg, model, "beta_a", (7,))
+    )
+    assert history[-1]["imitation/accuracy"] > history[0]["imitation/agreement"]
+    from pacml.agent.policy import GreedyAgent
+
+    teacher, student = make_teacher(cfg, model, "beta_a"), GreedyAgent(net, cfg)
+    env_rng, rng = episode_rngs(12345)
+    ep = model.episode("beta_a", env_rng)
+    agree = total = 0
+    while not ep.done:
+        d = ep.decision
+        a = teacher.act(d, rng)
+        agree += int(student.act(d, rng) == a)
+        total += 1
+        ep.step(a)
+    assert agree / total >= 0.8

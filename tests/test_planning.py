@@ -185,3 +185,18 @@ def test_lookahead_frees_servers_before_a_simultaneous_arrival():
         m, d.snapshot(), 0, 1.0, 1, f.time_s.tolist(), f.graph.tolist(), f.beta.tolist(), base_rule("sequential", m)
     )
     assert got == 0  # the arrival at the horizon (1000 s) is not counted
+
+
+def test_select_tunes_the_planners_base_on_validation_seeds():
+    from pacml.policies.planning import select
+
+    m = toy_model(
+        "planning.base_policy=tuned", "planning.horizon=20", "planning.num_futures=2", "workflow.validation_seeds=[7]"
+    )
+    chosen, report = select(m, "beta_a", [7])
+    by_degree = report["blocking_rate_by_degree"]
+    top3 = sorted(by_degree, key=lambda k: (by_degree[k], int(k)))[:3]
+    assert sorted(report["rollout_blocking_rate_by_base"]) == sorted(f"fixed-{k}" for k in top3)
+    best = min(report["rollout_blocking_rate_by_base"].values())
+    assert report["rollout_blocking_rate_by_base"][chosen.rollout_base] == best
+    assert by_degree[str(chosen.fixed_degree)] == min(by_degree.values())

@@ -61,7 +61,7 @@ def test_dry_run_plans_every_job_of_the_default_config(tmp_path):
         "graph_summary": 1,
         "mlflow_init": 1,
         "train": 12,
-        "best_fixed": 4,
+        "select": 4,
         "evaluate": 108,
         "aggregate": 4,
         "summary": 1,
@@ -97,7 +97,7 @@ def test_one_distribution_reruns_alone(tmp_path):
     assert out.returncode == 0, out.stderr + out.stdout
     counts = job_counts(out.stdout)
     assert counts["train"] == 3 and counts["evaluate"] == 27 and counts["aggregate"] == 1
-    assert counts["best_fixed"] == 1 and "summary" not in counts
+    assert counts["select"] == 1 and "summary" not in counts
 
 
 def test_lint_is_clean(tmp_path):
@@ -136,7 +136,7 @@ def test_smoke_profile_end_to_end(tmp_path):
         summary = pd.read_csv(res / d / "summary.csv")
         assert set(summary["policy"]) == {"pacml", "para_max", "para_min", "best_fixed", "rollout"}
         degree = summary[summary["metric"] == "best_fixed_degree"]["mean"].item()
-        assert degree == json.loads((res / d / "best_fixed.json").read_text())["degree"]
+        assert degree == json.loads((res / d / "selection.json").read_text())["fixed_degree"]
         assert {"mean", "ci95", "n"} <= set(summary.columns)
         rows = json.loads((res / d / "eval" / "pacml_seed0.json").read_text())
         assert rows[0]["jobs_arrived"] > 0 and 0 <= rows[0]["blocking_rate"] <= 1

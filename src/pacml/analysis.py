@@ -57,18 +57,18 @@ def summarise(tidy: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def best_fixed_rows(best_fixed_json: str | Path | None) -> pd.DataFrame:
+def best_fixed_rows(selection_json: str | Path | None) -> pd.DataFrame:
     """best_fixed's chosen degree as a summary row (metric ``best_fixed_degree``)."""
-    if best_fixed_json is None:
+    if selection_json is None:
         return pd.DataFrame()
-    bf = json.loads(Path(best_fixed_json).read_text())
+    bf = json.loads(Path(selection_json).read_text())
     return pd.DataFrame(
         [
             {
                 "dist": bf["dist"],
                 "policy": "best_fixed",
                 "metric": "best_fixed_degree",
-                "mean": float(bf["degree"]),
+                "mean": float(bf["fixed_degree"]),
                 "ci95": float("nan"),
                 "n": len(bf["validation_seeds"]),
             }
@@ -102,9 +102,9 @@ def summarise_all(
     tidy = pd.concat([pd.read_csv(f) for f in tidy_files], ignore_index=True)
     summary = pd.concat([summarise(tidy), *[best_fixed_rows(f) for f in best_fixed_files]], ignore_index=True)
     summary.to_csv(summary_csv, index=False)
-    degrees = {
-        json.loads(Path(f).read_text())["dist"]: json.loads(Path(f).read_text())["degree"] for f in best_fixed_files
-    }
+    chosen = [json.loads(Path(f).read_text()) for f in best_fixed_files]
+    degrees = {c["dist"]: c["fixed_degree"] for c in chosen}
+    bases = {c["dist"]: c["rollout_base"] for c in chosen}
     br = summary[summary["metric"] == "blocking_rate"].set_index(["dist", "policy"])
     dists = list(dict.fromkeys(tidy["dist"]))
     policies = list(dict.fromkeys(tidy["policy"]))
@@ -130,6 +130,7 @@ def summarise_all(
             + " | ".join(str(degrees.get(d, "")) for d in dists)
             + " |"
         )
+        lines.append("| rollout's base policy | " + " | ".join(str(bases.get(d, "")) for d in dists) + " |")
     for ref, label in (("para_max", "Para_max"), ("best_fixed", "best_fixed")):
         if ref in policies and "pacml" in policies:
             red = []

@@ -169,7 +169,8 @@ class PPOConfig:
     """Masked PPO, CleanRL-style (paper.md 5 gives the tuned RLlib values)."""
 
     total_timesteps: int = 400_000
-    """Environment decisions over the whole training run."""
+    """Environment decisions over the whole training run (after imitation: of fine-tuning;
+    0 keeps the imitated agent)."""
     num_envs: int = 8
     """Synchronous environments, each its own seeded episode stream."""
     num_steps: int = 250
@@ -209,7 +210,8 @@ class PPOConfig:
     validation_interval: int = 10
     """Run one greedy validation episode every this many updates (and after the last)."""
     validation_seed: int = 1799
-    """Episode seed of validation (the paper's test_seed); never a training or test seed."""
+    """Episode seed of validation (the paper's test_seed); never a training or test seed.
+    After imitation, validation is the mean over workflow.validation_seeds instead."""
     torch_threads: int = 1
     """torch.set_num_threads for training."""
 
@@ -226,8 +228,10 @@ class PlanningConfig:
     ``rollout_clairvoyant`` uses the one true future instead."""
     base_policy: str = "best_fixed"
     """Policy of the later arrivals in a continuation: para_max, para_min, sequential, fixed-K,
-    or best_fixed (the distribution's best fixed degree, chosen on workflow.validation_seeds)."""
-    tie_break: Literal["smaller", "base"] = "smaller"
+    best_fixed (the distribution's best fixed degree, chosen on workflow.validation_seeds), or
+    tuned (of best_fixed's three best degrees, the one whose rollout blocks fewest jobs on
+    workflow.validation_seeds)."""
+    tie_break: Literal["smaller", "base"] = "base"
     """Among degrees with equally few blocked jobs: the smaller degree, or the base policy's
     degree when it is among them (the rollout-improvement guarantee needs ``base``)."""
 
@@ -249,11 +253,15 @@ class ImitationConfig:
     """Labels per gradient step."""
     learning_rate: float = 1e-3
     """Adam step size of the imitation phase (the actor only)."""
-    temperature: float = 0.25
+    temperature: float = 0.0
     """The student's target over the valid degrees is softmax(-score / temperature), a score
     being the teacher's mean blocked jobs over its futures: degrees near-tied to the best keep
     most of its weight, so the student is taught the teacher's clear preferences and pays
     little for confusing near-equal degrees. 0: uniform over the exactly tied best degrees."""
+    teacher_base_policy: str = "best_fixed"
+    """The teacher's base policy: as planning.base_policy (best_fixed, tuned, fixed-K, ...), or
+    planning (whatever the evaluated rollout uses). best_fixed by default: a student imitates a
+    planner that continues with the best constant degree more faithfully (docs/agent.md)."""
     teacher_horizon: int | None = None
     """The teacher's H (None: planning.horizon)."""
     teacher_futures: int | None = None
@@ -411,8 +419,9 @@ def _check_ranges(cfg: Config, source: str) -> None:
     if a.num_rounds < 2:
         raise ConfigError("agent.num_rounds", a.num_rounds, "must be >= 2", source)
     p = cfg.ppo
+    if p.total_timesteps < (0 if cfg.imitation.iterations else 1):
+        raise ConfigError("ppo.total_timesteps", p.total_timesteps, "must be >= 1 (>= 0 after imitation)", source)
     for key in (
-        "total_timesteps",
         "num_envs",
         "num_steps",
         "num_minibatches",
@@ -435,7 +444,15 @@ def _check_ranges(cfg: Config, source: str) -> None:
         _check_policy_name(name, cfg.cluster.max_degree, f"workflow.baselines[{i}]", source)
     for i, name in enumerate(cfg.figures.load_sweep_policies):
         _check_policy_name(name, cfg.cluster.max_degree, f"figures.load_sweep_policies[{i}]", source)
-    if cfg.planning.base_policy != "best_fixed":
+    if cfg.imitation.teacher_base_policy not in ("best_fixed", "tuned", "planning"):
+        _check_policy_name(
+            cfg.imitation.teacher_base_policy,
+            cfg.cluster.max_degree,
+            "imitation.teacher_base_policy",
+            source,
+            ("para_max", "para_min", "sequential"),
+        )
+    if cfg.planning.base_policy not in ("best_fixed", "tuned"):
         _check_policy_name(
             cfg.planning.base_policy,
             cfg.cluster.max_degree,

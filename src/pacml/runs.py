@@ -1,6 +1,6 @@
 """Run a policy on seeded episodes and write what it did: the one evaluation path.
 
-`pacml simulate`, `pacml evaluate`, the workflow's evaluate, best_fixed and load-sweep rules
+`pacml simulate`, `pacml evaluate`, the workflow's evaluate, select and load-sweep rules
 all come here. One seeding convention everywhere: episode ``seed`` draws the environment
 from ``SeedSequence(seed)`` and a stochastic policy from ``SeedSequence((replicate, seed))``
 (`pacml.evaluation.episode_rngs`), so `simulate` of one seed equals that seed's row of
@@ -16,7 +16,7 @@ from pathlib import Path
 from pacml.config import Config, load_config
 from pacml.evaluation import run_episode
 from pacml.graphs.io import load_graph_dir
-from pacml.policies.base import PolicyContext, make_policy
+from pacml.policies.base import PolicyContext, Selection, make_policy
 from pacml.sim.engine import ClusterModel
 from pacml.sim.workload import get_distribution
 from pacml.tracking import RunStore, job_run
@@ -51,9 +51,12 @@ def resolve_config(config, overrides=(), checkpoint: str | Path | None = None) -
     return load_config(config, overrides)
 
 
-def read_best_fixed(path: str | Path | None) -> int | None:
-    """The degree the best_fixed rule chose (its JSON), or None."""
-    return None if path is None else int(json.loads(Path(path).read_text())["degree"])
+def read_selection(path: str | Path | None) -> Selection | None:
+    """The choices the select rule made (its JSON), or None."""
+    if path is None:
+        return None
+    data = json.loads(Path(path).read_text())
+    return Selection(int(data["fixed_degree"]), str(data["rollout_base"]))
 
 
 def evaluate(
@@ -68,14 +71,14 @@ def evaluate(
     replicate: int = 0,
     records_csv=None,
     store: RunStore | None = None,
-    best_fixed: int | None = None,
+    selection: Selection | None = None,
 ) -> list[dict]:
     """Run ``policy`` on each test seed; write the rows as JSON and every job's record as CSV
     if asked; with a ``store``, track it as one child run (metrics: test-seed means)."""
     cfg = resolve_config(config, overrides, checkpoint)
     get_distribution(cfg.distributions, dist)
     model = build_model(graphs_dir, cfg)
-    pol = make_policy(policy, checkpoint, cfg.cluster.max_degree, PolicyContext(model, dist, best_fixed))
+    pol = make_policy(policy, checkpoint, cfg.cluster.max_degree, PolicyContext(model, dist, selection))
     rows, records = [], []
     for seed in seeds:
         recs, metrics = run_episode(model, pol, dist, int(seed), policy_seed=(replicate, int(seed)))
@@ -148,18 +151,19 @@ def simulate(
     return row
 
 
-def choose_best_fixed(graphs_dir, cfg: Config, dist: str, out_json: str | Path) -> dict:
-    """best_fixed's degree for ``dist`` on ``workflow.validation_seeds`` (never test seeds)."""
-    from pacml.policies.planning import best_fixed_degree
+def select_on_validation(graphs_dir, cfg: Config, dist: str, out_json: str | Path) -> dict:
+    """The ``select`` rule: best_fixed's degree and the planners' base policy for ``dist``,
+    chosen on ``workflow.validation_seeds`` (never test seeds), with the rates behind them."""
+    from pacml.policies.planning import select
 
-    model = build_model(graphs_dir, cfg)
     seeds = list(cfg.workflow.validation_seeds)
-    degree, table = best_fixed_degree(model, dist, seeds)
+    chosen, report = select(build_model(graphs_dir, cfg), dist, seeds)
     result = {
         "dist": dist,
-        "degree": degree,
+        "fixed_degree": chosen.fixed_degree,
+        "rollout_base": chosen.rollout_base,
         "validation_seeds": seeds,
-        "blocking_rate_by_degree": {str(k): v for k, v in table.items()},
+        **report,
     }
     write_json(out_json, result)
     return result

@@ -13,8 +13,10 @@ check_workflow_inputs(CFG)
 GRAPHS_HASH = section_hash(CFG, "graphs", "workload.num_training_steps")
 RUN_SECTIONS = ("graphs", "cluster", "partition", "workload", "distributions", "agent", "ppo", "planning")
 RUN_HASH = section_hash(CFG, *RUN_SECTIONS)
-# best_fixed's choice depends on the validation seeds; an evaluation also on the test seeds
-BEST_FIXED_HASH = section_hash(CFG, *RUN_SECTIONS, "workflow.validation_seeds")
+# the selection depends on the validation seeds (and so does training that imitates the
+# planner); an evaluation also on the test seeds
+SELECT_HASH = section_hash(CFG, *RUN_SECTIONS, "workflow.validation_seeds")
+TRAIN_HASH = SELECT_HASH if CFG.imitation.iterations else RUN_HASH
 EVAL_HASH = section_hash(CFG, *RUN_SECTIONS, "workflow.validation_seeds", "workflow.test_seeds")
 DISTS = list(CFG.workflow.distributions)
 SEEDS = list(CFG.workflow.train_seeds)
@@ -41,12 +43,13 @@ def checkpoint_input(wildcards):
     return []
 
 
-def uses_best_fixed(policy):
-    """best_fixed itself, and planners that continue with best_fixed's degree."""
-    planner = policy in ("rollout", "rollout_clairvoyant") and CFG.planning.base_policy == "best_fixed"
-    return policy == "best_fixed" or planner
+def selection_input(wildcards):
+    """The validation-seed choices an evaluation reads: best_fixed's and the planners'."""
+    if wildcards.policy in ("best_fixed", "rollout", "rollout_clairvoyant"):
+        return f"results/{wildcards.dist}/selection.json"
+    return []
 
 
-def best_fixed_input(wildcards):
-    """The best_fixed choice an evaluation reads (none for most policies)."""
-    return f"results/{wildcards.dist}/best_fixed.json" if uses_best_fixed(wildcards.policy) else []
+def teacher_input(wildcards):
+    """Training that imitates the planner reads its base policy from the selection."""
+    return f"results/{wildcards.dist}/selection.json" if CFG.imitation.iterations else []

@@ -1,23 +1,23 @@
-rule best_fixed:
+rule select:
     message:
-        "Choosing the best fixed degree for {wildcards.dist} on the validation seeds"
+        "Choosing best_fixed's degree and the planners' base policy for {wildcards.dist} on the validation seeds"
     input:
         graphs=rules.graphs.output,
     output:
-        "results/{dist}/best_fixed.json",
+        "results/{dist}/selection.json",
     params:
-        config_hash=BEST_FIXED_HASH,
+        config_hash=SELECT_HASH,
     log:
-        "results/logs/best_fixed/{dist}.log",
+        "results/logs/select/{dist}.log",
     benchmark:
-        "results/benchmarks/best_fixed/{dist}.tsv"
+        "results/benchmarks/select/{dist}.tsv"
     threads: 1
     resources:
         mem_mb=1000,
     conda:
         "../../envs/pacml.yaml"
     script:
-        "../scripts/best_fixed.py"
+        "../scripts/select.py"
 
 
 rule evaluate:
@@ -27,7 +27,7 @@ rule evaluate:
         graphs=rules.graphs.output,
         parents=rules.mlflow_init.output,
         checkpoint=checkpoint_input,
-        best_fixed=best_fixed_input,
+        selection=selection_input,
     output:
         metrics="results/{dist}/eval/{policy}_seed{seed}.json",
         jobs="results/{dist}/eval/{policy}_seed{seed}_jobs.csv",
@@ -53,7 +53,7 @@ rule aggregate:
         "Aggregating {wildcards.dist}: means and 95% confidence intervals over seeds"
     input:
         evals=expand("results/{{dist}}/eval/{policy}_seed{seed}.json", policy=POLICIES, seed=SEEDS),
-        best_fixed="results/{dist}/best_fixed.json",
+        selection="results/{dist}/selection.json",
     output:
         summary=report("results/{dist}/summary.csv", caption="../report/summary.rst", category="Tables",
                        subcategory="{dist}"),
@@ -76,7 +76,7 @@ rule summary:
         "The blocking-rate table over all distributions"
     input:
         tidy=expand("results/{dist}/metrics.csv", dist=DISTS),
-        best_fixed=expand("results/{dist}/best_fixed.json", dist=DISTS),
+        selection=expand("results/{dist}/selection.json", dist=DISTS),
     output:
         csv=report("results/summary.csv", caption="../report/summary.rst", category="Tables"),
         md="results/summary.md",

@@ -26,11 +26,12 @@ rule train:
     input:
         graphs=rules.graphs.output,
         parents=rules.mlflow_init.output,
+        selection=teacher_input,
     output:
         checkpoint="results/{dist}/train/seed{seed}/best.pt",
         curve="results/{dist}/train/seed{seed}/curve.json",
     params:
-        config_hash=RUN_HASH,
+        config_hash=TRAIN_HASH,
         db=TRACKING.db,
         experiment=TRACKING.experiment,
     log:

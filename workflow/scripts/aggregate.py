@@ -3,4 +3,4 @@ from pacml.workflow import setup_job
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 setup_job(sm)
-aggregate_dist(list(sm.input.evals), sm.output.summary, sm.output.tidy, sm.input.best_fixed)
+aggregate_dist(list(sm.input.evals), sm.output.summary, sm.output.tidy, sm.input.selection)

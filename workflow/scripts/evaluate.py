@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from pacml.runs import evaluate, read_best_fixed
+from pacml.runs import evaluate, read_selection
 from pacml.workflow import config_for_workflow, run_store, setup_job
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
@@ -17,5 +17,5 @@ evaluate(
     checkpoint=sm.input.checkpoint or None,
     replicate=int(sm.wildcards.seed),
     store=run_store(sm),
-    best_fixed=read_best_fixed(sm.input.best_fixed or None),
+    selection=read_selection(sm.input.selection or None),
 )

@@ -1,5 +1,6 @@
 from pathlib import Path
 
+from pacml.runs import read_selection
 from pacml.train.starts import train_agent
 from pacml.workflow import config_for_workflow, run_store, setup_job
 
@@ -14,4 +15,5 @@ train_agent(
     store=run_store(sm),
     threads=sm.threads,
     log_file=log,
+    selection=read_selection(sm.input.selection or None),
 )

@@ -19,11 +19,17 @@ PEAK_COMPUTE = 130e12
 """ddls A100 peak computational power pi in the reduction model."""
 
 
+def transfer_time_s(size_bytes, bandwidth_bytes_per_s: float, cfg: ClusterConfig):
+    """The one transfer formula: latency + 2 x I/O latency + size / bandwidth (sizes may be
+    a numpy array)."""
+    return cfg.propagation_latency_s + 2 * cfg.io_latency_s + size_bytes / bandwidth_bytes_per_s
+
+
 def one_to_one_time_s(size_bytes: float, cfg: ClusterConfig) -> float:
-    """latency + 2 x I/O latency + size / channel bandwidth; 0 for an empty transfer."""
+    """A one-to-one flow over one channel; 0 for an empty transfer."""
     if size_bytes <= 0:
         return 0.0
-    return cfg.propagation_latency_s + 2 * cfg.io_latency_s + size_bytes / cfg.channel_bandwidth_bytes_per_s
+    return transfer_time_s(size_bytes, cfg.channel_bandwidth_bytes_per_s, cfg)
 
 
 def reduction_time_s(data_bytes: float, n: int) -> float:
@@ -63,6 +69,6 @@ def all_reduce_time_s(total_bytes: float, groups: int, racks: int, servers: int,
                 f"all-reduce over {sub} peers exceeds the {x} transceivers per node (step {k}); "
                 "reduce cluster.servers_per_rack or raise cluster.communication_groups"
             )
-        comm += cfg.propagation_latency_s + 2 * cfg.io_latency_s + message / (eff * per_tx)
+        comm += transfer_time_s(message, eff * per_tx, cfg)
         comp += reduction_time_s(message * sub, sub)
     return 2 * comm + comp

@@ -8,7 +8,7 @@ from the last forward op to its backward twin (ddls.md 1.2). SI units throughout
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -51,7 +51,6 @@ class OpGraph:
     size_bytes: np.ndarray
     num_forward: int
     num_training_steps: int = 50
-    _frozen: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
         n_ops = len(self.op_names)
@@ -83,17 +82,6 @@ class OpGraph:
         m = self.activation_bytes + self.parameter_bytes
         m.setflags(write=False)
         return m
-
-    @cached_property
-    def is_forward(self) -> np.ndarray:
-        f = np.arange(self.num_ops) < self.num_forward
-        f.setflags(write=False)
-        return f
-
-    def twin(self, op: int) -> int:
-        """The other-pass twin of ``op``."""
-        n = self.num_forward
-        return op + n if op < n else op - n
 
     # ---- structure ---------------------------------------------------------------------
     @cached_property

@@ -33,21 +33,31 @@ class Policy(Protocol):
 
 
 @dataclass(frozen=True)
+class Selection:
+    """Choices made on the validation seeds (never the test seeds) for one distribution."""
+
+    fixed_degree: int
+    """best_fixed's degree."""
+    rollout_base: str
+    """The planners' base policy (a `pacml.sim.lookahead.base_rule` name, e.g. fixed-4)."""
+
+
+@dataclass(frozen=True)
 class PolicyContext:
     """What the policies that choose or plan with the simulator are built from: the
-    experiment, the distribution, and (if already chosen) best_fixed's degree."""
+    experiment, the distribution, and (if already made) the validation-seed `Selection`."""
 
     model: ClusterModel
     dist: str
-    best_fixed_degree: int | None = None
+    selection: Selection | None = None
 
-    def fixed_degree(self) -> int:
-        """best_fixed's degree: given, or chosen now on ``workflow.validation_seeds``."""
-        if self.best_fixed_degree is not None:
-            return self.best_fixed_degree
-        from pacml.policies.planning import best_fixed_degree
+    def chosen(self) -> Selection:
+        """The selection: given, or made now on ``workflow.validation_seeds``."""
+        if self.selection is not None:
+            return self.selection
+        from pacml.policies.planning import select
 
-        return best_fixed_degree(self.model, self.dist, self.model.cfg.workflow.validation_seeds)[0]
+        return select(self.model, self.dist, self.model.cfg.workflow.validation_seeds)[0]
 
 
 def make_policy(
@@ -77,15 +87,13 @@ def make_policy(
     if name in ("best_fixed", *PLANNER_NAMES):
         if context is None:
             raise UnknownNameError(f"policy {name!r} needs the experiment (a PolicyContext)")
+        chosen = context.chosen()
         if name == "best_fixed":
-            return baselines.Fixed(context.fixed_degree(), name="best_fixed")
+            return baselines.Fixed(chosen.fixed_degree, name="best_fixed")
         from pacml.policies.planning import Rollout
 
-        planning = context.model.cfg.planning
-        base = planning.base_policy
-        if base == "best_fixed":
-            base = f"fixed-{context.fixed_degree()}"
-        return Rollout(context.model, context.dist, planning, base, clairvoyant=name == "rollout_clairvoyant")
+        cfg = context.model.cfg.planning
+        return Rollout(context.model, context.dist, cfg, chosen.rollout_base, clairvoyant=name == "rollout_clairvoyant")
     if name == "pacml":
         if checkpoint is None:
             raise UnknownNameError("policy 'pacml' needs a checkpoint (--checkpoint FILE)")

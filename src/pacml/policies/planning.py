@@ -2,6 +2,9 @@
 
 - ``best_fixed``: the fixed degree with the fewest blocked jobs on the validation seeds
   (``workflow.validation_seeds``; never the test seeds), then applied like ``fixed-K``.
+  `select` makes that choice and the planners' base policy (``planning.base_policy``: a name,
+  ``best_fixed``, or ``tuned``: of best_fixed's three best degrees, the one whose rollout
+  blocks the fewest jobs on the validation seeds).
 - ``rollout``: at each arrival, for every valid degree, continue the cluster through the next
   H arrivals of K futures sampled from the workload (its own generator: it never sees the
   episode's future), later jobs by a base policy; the degree with the fewest blocked jobs wins.
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pacml.config import PlanningConfig
+from pacml.policies.base import Selection
 from pacml.sim.engine import ClusterModel, Decision
 from pacml.sim.lookahead import base_rule, blocked_after
 from pacml.sim.workload import build_pmf, get_distribution
@@ -41,6 +45,30 @@ def best_fixed_degree(model: ClusterModel, dist: str, seeds) -> tuple[int, dict[
         table[k] = float(np.mean(rates))
     best = min(table, key=lambda k: (table[k], k))
     return best, table
+
+
+def select(model: ClusterModel, dist: str, seeds) -> tuple[Selection, dict]:
+    """best_fixed's degree and the planners' base policy, chosen on ``seeds``; and the
+    blocking rates behind both choices."""
+    from pacml.evaluation import run_episode
+
+    degree, table = best_fixed_degree(model, dist, seeds)
+    report = {"blocking_rate_by_degree": {str(k): v for k, v in table.items()}}
+    base = model.cfg.planning.base_policy
+    if base == "best_fixed":
+        base = f"fixed-{degree}"
+    elif base == "tuned":
+        by_base = {}
+        for k in sorted(table, key=lambda k: (table[k], k))[:3]:
+            name = f"fixed-{k}"
+            rates = []
+            for s in seeds:
+                pol = Rollout(model, dist, model.cfg.planning, name)
+                rates.append(run_episode(model, pol, dist, int(s), policy_seed=(0, int(s)))[1]["blocking_rate"])
+            by_base[name] = float(np.mean(rates))
+        base = min(by_base, key=lambda b: (by_base[b], table[int(b.split("-")[1])]))
+        report["rollout_blocking_rate_by_base"] = by_base
+    return Selection(degree, base), report
 
 
 @dataclass(frozen=True)

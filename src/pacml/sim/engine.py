@@ -216,7 +216,7 @@ class Episode:
             _, _, _, job = heapq.heappop(self._departures)
             rec = self._running.pop(job)
             self.free_mask |= self._job_masks.pop(job)
-            self.records.append(_replace(rec, outcome="completed"))
+            self.records.append(dataclasses.replace(rec, outcome="completed"))
 
     def _advance(self) -> None:
         arr = self.arrivals
@@ -302,12 +302,12 @@ class Episode:
             elif m.jct_s(alloc, g) > d.max_acceptable_jct_s:
                 cause = "jct"
         if cause is not None:
-            rec = _replace(base, cause=cause)
+            rec = dataclasses.replace(base, cause=cause)
             self.records.append(rec)
         else:
             jct = m.jct_s(alloc, g)
             pg = m.partitioned(g, action)
-            rec = _replace(
+            rec = dataclasses.replace(
                 base,
                 outcome="running",
                 jct_s=jct,
@@ -330,7 +330,7 @@ class Episode:
         for job in sorted(self._running):
             rec = self._running[job]
             if self.paper_accounting:
-                self.records.append(_replace(rec, outcome="blocked", cause="horizon"))
+                self.records.append(dataclasses.replace(rec, outcome="blocked", cause="horizon"))
             else:
                 self.records.append(rec)  # outcome "running"
         self._running.clear()
@@ -354,7 +354,3 @@ class Episode:
                 )
             self._k = len(arr.time_s)
         self.records.sort(key=lambda r: r.job_idx)
-
-
-def _replace(rec: JobRecord, **changes) -> JobRecord:
-    return dataclasses.replace(rec, **changes)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pacml.cluster.comms import all_reduce_time_s
+from pacml.cluster.comms import all_reduce_time_s, transfer_time_s
 from pacml.cluster.placement import Placement
 from pacml.cluster.topology import RampTopology
 from pacml.graphs.partition import PartitionedGraph
@@ -55,9 +55,8 @@ def transfer_times_s(pg: PartitionedGraph, placement: Placement, topo: RampTopol
     s_src, s_dst = srv[pg.src], srv[pg.dst]
     cross = (s_src != s_dst) & (pg.size_bytes > 0)
     dur = np.zeros(len(pg.src))
-    # comms.one_to_one_time_s, vectorised
-    one = cfg.propagation_latency_s + 2 * cfg.io_latency_s
-    dur[cross] = one + pg.size_bytes[cross] / cfg.channel_bandwidth_bytes_per_s
+    # comms.one_to_one_time_s over every cross-server dependency at once
+    dur[cross] = transfer_time_s(pg.size_bytes[cross], cfg.channel_bandwidth_bytes_per_s, cfg)
     coords = topo.coords
     memo: dict[tuple, float] = {}
 

@@ -55,9 +55,11 @@ class Dataset:
         )
 
 
-def target_distribution(scores: dict[int, float], num_actions: int, temperature: float) -> np.ndarray:
-    """softmax(-score / temperature) over the scored degrees (uniform over the exact ties at
-    temperature 0); all weight on degree 0 when no degree is valid."""
+def target_distribution(scores: dict[int, float], choice: int, num_actions: int, temperature: float) -> np.ndarray:
+    """Half on the teacher's ``choice``, half on softmax(-score / temperature) over the scored
+    degrees (uniform over the exact ties at temperature 0): the student's greedy degree is the
+    teacher's, and confusing it with a near-equal degree costs little. All on degree 0 when no
+    degree is valid."""
     out = np.zeros(num_actions, dtype=np.float32)
     if not scores:
         out[0] = 1.0
@@ -68,7 +70,8 @@ def target_distribution(scores: dict[int, float], num_actions: int, temperature:
         w = np.exp(-(s - s.min()) / temperature)
     else:
         w = (s == s.min()).astype(np.float64)
-    out[degrees] = w / w.sum()
+    out[degrees] = 0.5 * w / w.sum()
+    out[choice] += 0.5
     return out
 
 
@@ -86,7 +89,7 @@ def collect(
     temperature: float,
 ) -> dict:
     """Play the episodes, labelling every state with the teacher's target; returns how often
-    the student's greedy degree was one of the teacher's best on the states it saw."""
+    the student's greedy degree was the teacher's on the states it saw."""
     from pacml.agent.policy import GreedyAgent
 
     agree = total = 0
@@ -97,15 +100,16 @@ def collect(
         while obs is not None:
             d = info["decision"]
             scores = teacher.scores(d, rng)
-            target = target_distribution(scores, len(obs["mask"]), temperature)
+            choice = teacher.choose(d, scores)
+            target = target_distribution(scores, choice, len(obs["mask"]), temperature)
             student = student_policy.act(d, rng)
             data.graph_index.append(obs["graph_index"])
             data.glob.append(obs["global"])
             data.mask.append(obs["mask"])
             data.target.append(target)
-            agree += int(target[student] == target.max())
+            agree += int(student == choice)
             total += 1
-            action = teacher.choose(d, scores) if rng.random() < teacher_share else student
+            action = choice if rng.random() < teacher_share else student
             obs, _, _, _, info = env.step(action)
     return {"imitation/agreement": agree / max(total, 1), "imitation/states": total}
 
@@ -120,7 +124,7 @@ def fit(
     gen: torch.Generator,
 ) -> dict:
     """Epochs of cross-entropy against the teacher's targets; returns the last epoch's loss
-    and accuracy (the greedy degree is one the teacher scores best)."""
+    and accuracy (the greedy degree is the teacher's)."""
     gi, glob, mask, target = data.tensors()
     n = len(target)
     for _ in range(epochs):
@@ -141,11 +145,12 @@ def fit(
     return {"imitation/loss": float(np.sum(losses) / n), "imitation/accuracy": hits / n}
 
 
-def make_teacher(cfg: Config, model: ClusterModel, dist: str) -> Rollout:
-    """The deployable planner with the imitation's own horizon and futures."""
+def make_teacher(cfg: Config, model: ClusterModel, dist: str, selection=None) -> Rollout:
+    """The deployable planner with the imitation's own base policy, horizon and futures; a
+    base chosen on the validation seeds comes from ``selection`` when it was made the same way."""
     import dataclasses
 
-    from pacml.policies.base import PolicyContext, make_policy
+    from pacml.policies.base import PolicyContext
 
     im = cfg.imitation
     planning = dataclasses.replace(
@@ -153,8 +158,15 @@ def make_teacher(cfg: Config, model: ClusterModel, dist: str) -> Rollout:
         horizon=im.teacher_horizon or cfg.planning.horizon,
         num_futures=im.teacher_futures or cfg.planning.num_futures,
     )
+    base = cfg.planning.base_policy if im.teacher_base_policy == "planning" else im.teacher_base_policy
+    if base in ("best_fixed", "tuned"):
+        reusable = selection is not None and (base == "best_fixed" or cfg.planning.base_policy == "tuned")
+        if not reusable:
+            own = dataclasses.replace(cfg, planning=dataclasses.replace(cfg.planning, base_policy=base))
+            selection = PolicyContext(ClusterModel(model.graphs, own, model.cache), dist).chosen()
+        base = f"fixed-{selection.fixed_degree}" if base == "best_fixed" else selection.rollout_base
     teacher_model = ClusterModel(model.graphs, dataclasses.replace(cfg, planning=planning), model.cache)
-    return make_policy("rollout", context=PolicyContext(teacher_model, dist))
+    return Rollout(teacher_model, dist, planning, base)
 
 
 def imitate(
@@ -167,11 +179,12 @@ def imitate(
     features: FeatureSpace,
     validate,
     log=None,
+    selection=None,
 ) -> list[dict]:
     """DAgger iterations into ``net`` (the best by ``validate(net)`` left in it); returns the
     per-iteration metrics."""
     im = cfg.imitation
-    teacher = make_teacher(cfg, model, dist)
+    teacher = make_teacher(cfg, model, dist, selection)
     rng = np.random.default_rng(np.random.SeedSequence((IMITATION_SEED_NAMESPACE, seed)))
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(net.actor.parameters(), lr=im.learning_rate)
@@ -197,6 +210,11 @@ def imitate(
         if val["blocking_rate"] < best[0]:
             best = (val["blocking_rate"], {k: v.detach().clone() for k, v in net.state_dict().items()})
         history.append(metrics)
+        print(
+            f"imitation {it}/{im.iterations}: {len(data)} labels, agreement {metrics['imitation/agreement']:.3f}, "
+            f"fit accuracy {metrics['imitation/accuracy']:.3f}, validation blocking {val['blocking_rate']:.4f}",
+            flush=True,
+        )
         if log is not None:
             log(metrics, it)
         share *= im.teacher_share_decay

@@ -243,6 +243,12 @@ def greedy_episode(net: ActorCritic, cfg: Config, model: ClusterModel, dist: str
     return run_episode(model, GreedyAgent(net, cfg), dist, seed)[1]
 
 
+def validate_on(net: ActorCritic, cfg: Config, model: ClusterModel, dist: str, seeds) -> dict:
+    """Mean greedy-episode metrics over ``seeds`` (the imitation phase selects on several)."""
+    rows = [greedy_episode(net, cfg, model, dist, int(s)) for s in seeds]
+    return {k: float(np.mean([r[k] for r in rows])) for k in rows[0]}
+
+
 @dataclass
 class TrainResult:
     best_blocking_rate: float
@@ -268,10 +274,13 @@ def train(
     out_dir: str | Path,
     log: Callable[[dict, int], None] | None = None,
     progress: Callable[[int, int, dict], None] | None = None,
+    selection=None,
 ) -> TrainResult:
     """Train one agent on ``dist`` with ``seed``; checkpoints go to ``out_dir`` (``last.pt``,
     ``best.pt``). ``log(metrics, step)`` receives per-update metrics; ``progress(update,
-    num_updates, info)`` drives a progress bar."""
+    num_updates, info)`` drives a progress bar. ``selection`` (a `pacml.policies.base.Selection`)
+    gives the imitation teacher its base policy; without it the teacher chooses it itself on
+    ``workflow.validation_seeds``."""
     p = cfg.ppo
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -282,7 +291,15 @@ def train(
     graphs = batch_graphs(features.graph_features)
     opt = torch.optim.Adam(net.parameters(), lr=p.learning_rate, eps=1e-5)
     batch_size = p.num_envs * p.num_steps
-    num_updates = max(1, p.total_timesteps // batch_size)
+    # with imitation, PPO only fine-tunes (0 decisions: none) and validation, like the
+    # imitation's, is the mean over workflow.validation_seeds
+    imitation = cfg.imitation.iterations > 0
+    num_updates = p.total_timesteps // batch_size if imitation else max(1, p.total_timesteps // batch_size)
+    val_seeds = tuple(cfg.workflow.validation_seeds) if imitation else (p.validation_seed,)
+
+    def validate(n: ActorCritic) -> dict:
+        return validate_on(n, cfg, model, dist, val_seeds)
+
     state = {
         "update": 0,
         "global_step": 0,
@@ -300,22 +317,14 @@ def train(
             last.replace(out_dir / "last.pt.stale")
     if resumed is not None:
         state.update(resumed)
-    elif cfg.imitation.iterations:
+    elif imitation:
         # learn per-job decisions from the planner first (pacml.train.imitation); PPO fine-tunes
         from pacml.train.imitation import imitate
 
-        imitate(
-            cfg,
-            model,
-            dist,
-            seed,
-            net,
-            graphs,
-            features,
-            lambda n: greedy_episode(n, cfg, model, dist, p.validation_seed),
-            log,
-        )
-        val = greedy_episode(net, cfg, model, dist, p.validation_seed)
+        t0 = time.perf_counter()
+        imitate(cfg, model, dist, seed, net, graphs, features, validate, log, selection)
+        val = validate(net)
+        state["wall_s"] = time.perf_counter() - t0
         state["best"] = (val["blocking_rate"], 0)
         state["best_model"] = {k: v.detach().clone() for k, v in net.state_dict().items()}
         state["curve"].append(
@@ -366,7 +375,7 @@ def train(
             metrics["charts/train_blocking_rate"] = float(np.mean([m["blocking_rate"] for m in envs.finished]))
             envs.finished.clear()
         if update == 1 or update % p.validation_interval == 0 or update == num_updates:
-            val = greedy_episode(net, cfg, model, dist, p.validation_seed)
+            val = validate(net)
             metrics["charts/blocking_rate"] = val["blocking_rate"]
             metrics["charts/demand_throughput"] = val["demand_throughput"]
             metrics["charts/mean_degree"] = val["mean_degree"]

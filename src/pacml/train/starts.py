@@ -40,13 +40,13 @@ def progress_bar(desc: str, log_file=None):
     return update, close
 
 
-def train_from_starts(cfg: Config, model, dist: str, seed: int, out: Path, tracker: Tracker, progress):
+def train_from_starts(cfg: Config, model, dist: str, seed: int, out: Path, tracker: Tracker, progress, selection=None):
     """Train from every start of ``agent.init_degree_biases`` (or once) and keep the best."""
     from pacml.train.ppo import train as ppo_train
 
     starts = cfg.agent.init_degree_biases
     if len(starts) <= 1:
-        return ppo_train(cfg, model, dist, seed, out, log=tracker.log_metrics, progress=progress)
+        return ppo_train(cfg, model, dist, seed, out, log=tracker.log_metrics, progress=progress, selection=selection)
     results = []
     for k, bias in enumerate(starts):
         c = dataclasses.replace(cfg, agent=dataclasses.replace(cfg.agent, init_degree_biases=(float(bias),)))
@@ -54,7 +54,9 @@ def train_from_starts(cfg: Config, model, dist: str, seed: int, out: Path, track
         def log(metrics, step, k=k):
             tracker.log_metrics({f"start{k}/{name}": v for name, v in metrics.items()}, step)
 
-        results.append(ppo_train(c, model, dist, seed, out / f"start{k}", log=log, progress=progress))
+        results.append(
+            ppo_train(c, model, dist, seed, out / f"start{k}", log=log, progress=progress, selection=selection)
+        )
     best = min(range(len(starts)), key=lambda k: (results[k].best_blocking_rate, k))
     for name in ("best.pt", "last.pt"):
         shutil.copyfile(out / f"start{best}" / name, out / name)
@@ -77,6 +79,7 @@ def train_agent(
     store: RunStore | None = None,
     threads: int | None = None,
     log_file=None,
+    selection=None,
 ) -> dict:
     """Train one PAC-ML agent; write ``best.pt``, ``last.pt`` and ``curve.json`` to ``out``.
 
@@ -103,7 +106,7 @@ def train_agent(
             }
         )
         try:
-            result = train_from_starts(cfg, model, dist, seed, out, run, update_bar)
+            result = train_from_starts(cfg, model, dist, seed, out, run, update_bar, selection)
         finally:
             close_bar()
         summary = {
