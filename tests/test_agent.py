@@ -13,7 +13,7 @@ pytest.importorskip("dgl")
 from pacml.agent.network import ActorCritic, MaskedCategorical, batch_graphs, make_dgl_graph  # noqa: E402
 from pacml.config import load_config  # noqa: E402
 from pacml.env.features import FeatureSpace, GraphFeatures, graph_features  # noqa: E402
-from pacml.sim.engine import ClusterModel  # noqa: E402
+from pacml.sim.engine import ClusterModel, Episode  # noqa: E402
 
 from conftest import two_layer_graph  # noqa: E402
 
@@ -262,9 +262,10 @@ def test_dagger_on_a_toy_cluster_reaches_the_planners_choices():
     is the planner's on most states of an episode it never trained on."""
     import torch
 
+    from pacml.agent.policy import validate_on
     from pacml.evaluation import episode_rngs
     from pacml.train.imitation import imitate, make_teacher
-    from pacml.train.ppo import build_agent, validate_on
+    from pacml.train.ppo import build_agent
 
     from conftest import TOY_CLUSTER, toy_pool
 
@@ -294,7 +295,7 @@ def test_dagger_on_a_toy_cluster_reaches_the_planners_choices():
 
     teacher, student = make_teacher(cfg, model, "beta_a"), GreedyAgent(net, cfg)
     env_rng, rng = episode_rngs(12345)
-    ep = model.episode("beta_a", env_rng)
+    ep = Episode(model, "beta_a", env_rng)
     agree = total = 0
     while not ep.done:
         d = ep.decision

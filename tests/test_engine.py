@@ -10,7 +10,7 @@ from pacml.config import load_config
 from pacml.errors import InfeasibleClusterError, UnknownNameError
 from pacml.evaluation import run_episode
 from pacml.policies.base import make_policy
-from pacml.sim.engine import ClusterModel
+from pacml.sim.engine import ClusterModel, Episode
 
 from conftest import PAPER_MODELS, two_layer_graph
 
@@ -72,11 +72,11 @@ def test_departure_frees_servers_before_a_simultaneous_arrival():
 
 def test_invalid_degree_is_blocked_not_crashed():
     m = tiny("workload.interarrival_s=1000", "workload.horizon_s=999")
-    ep = m.episode("lax", __import__("numpy").random.default_rng(0))
+    ep = Episode(m, "lax", __import__("numpy").random.default_rng(0))
     rec = ep.step(2)
     assert rec.outcome == "running"
     with pytest.raises(ValueError, match="out of range"):
-        m.episode("lax", __import__("numpy").random.default_rng(0)).step(99)
+        Episode(m, "lax", __import__("numpy").random.default_rng(0)).step(99)
 
 
 def test_op_larger_than_worker_memory_is_rejected():
@@ -149,7 +149,7 @@ def test_every_arrival_is_accounted_for_and_masks_are_feasible(paper_graphs, see
     m = ClusterModel(paper_graphs, cfg)
     import numpy as np
 
-    ep = m.episode("beta_a", np.random.default_rng(seed))
+    ep = Episode(m, "beta_a", np.random.default_rng(seed))
     pol, rng = make_policy(policy), np.random.default_rng(seed)
     while not ep.done:
         d = ep.decision

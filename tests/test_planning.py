@@ -11,7 +11,7 @@ from pacml.config import load_config
 from pacml.errors import ConfigError
 from pacml.evaluation import episode_rngs, run_episode
 from pacml.policies.base import PolicyContext, make_policy
-from pacml.sim.engine import ClusterModel
+from pacml.sim.engine import ClusterModel, Episode
 from pacml.sim.lookahead import base_rule, blocked_after
 
 from conftest import TOY_CLUSTER, toy_pool
@@ -30,7 +30,7 @@ def play(episode, policy, rng) -> None:
 def test_a_fork_continued_with_the_same_choices_equals_the_original(seed):
     m = toy_model()
     env_rng, _ = episode_rngs(seed)
-    ep = m.episode("beta_a", env_rng)
+    ep = Episode(m, "beta_a", env_rng)
     pol = make_policy("random")
     rng = np.random.default_rng(seed)
     for _ in range(20):
@@ -51,7 +51,7 @@ def test_a_fork_continued_with_the_same_choices_equals_the_original(seed):
 def test_lookahead_count_equals_the_forked_engine(base, seed):
     """blocked_after over the true future equals the engine run to the end by the base policy."""
     m = toy_model()
-    ep = m.episode("beta_a", episode_rngs(seed)[0])
+    ep = Episode(m, "beta_a", episode_rngs(seed)[0])
     rng = np.random.default_rng(seed)
     for _ in range(10):
         ep.step(make_policy("random").act(ep.decision, rng))
@@ -107,7 +107,7 @@ def test_rollout_scores_are_hand_checkable():
     )
     ctx = PolicyContext(m, "beta_a")
     pol = make_policy("rollout", context=ctx)
-    ep = m.episode("beta_a", episode_rngs(0)[0])
+    ep = Episode(m, "beta_a", episode_rngs(0)[0])
     d = ep.decision
     scores = pol.scores(d, np.random.default_rng(0))
     assert sorted(scores) == [1, 2, 4, 8]
@@ -116,7 +116,7 @@ def test_rollout_scores_are_hand_checkable():
         assert s == (0.0 if meets else 1.0)
     assert pol.choose(d, scores) == min(a for a, s in scores.items() if s == 0.0)
     paper = toy_model("planning.horizon=1", "planning.num_futures=1", "workload.horizon_s=1")
-    d = paper.episode("beta_a", episode_rngs(0)[0]).decision
+    d = Episode(paper, "beta_a", episode_rngs(0)[0]).decision
     assert set(
         make_policy("rollout", context=PolicyContext(paper, "beta_a")).scores(d, np.random.default_rng(0)).values()
     ) == {1.0}
@@ -178,7 +178,7 @@ def test_lookahead_frees_servers_before_a_simultaneous_arrival():
         ]
     )
     m = ClusterModel([two_layer_graph()], cfg)
-    d = m.episode("lax", episode_rngs(0)[0]).decision
+    d = Episode(m, "lax", episode_rngs(0)[0]).decision
     f = d.future(10)
     assert f.time_s.tolist() == [500.0, 1000.0]
     got = blocked_after(

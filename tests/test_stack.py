@@ -29,7 +29,7 @@ def test_importing_pacml_pulls_in_no_heavy_dependency():
     code = (
         "import sys, pacml, pacml.sim, pacml.sim.engine, pacml.sim.lookahead, pacml.policies.base,"
         " pacml.policies.baselines, pacml.policies.planning, pacml.graphs, pacml.cli, pacml.runs,"
-        " pacml.workflow, pacml.tracking, pacml.env.features\n"
+        " pacml.workflow, pacml.tracking, pacml.env.features, pacml.sim.experiment, pacml.config\n"
         "heavy = [m for m in ('torch', 'dgl', 'mlflow', 'matplotlib') if m in sys.modules]\n"
         "print(','.join(heavy))"
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pacml.policies.base import Policy
-from pacml.sim.engine import ClusterModel
+from pacml.sim.engine import ClusterModel, Episode
 from pacml.sim.metrics import episode_metrics
 from pacml.sim.records import JobRecord
 
@@ -24,7 +24,7 @@ def run_episode(
 ) -> tuple[list[JobRecord], dict[str, float]]:
     """One full episode of ``policy`` on distribution ``dist``; same seed, same numbers."""
     env_rng, policy_rng = episode_rngs(seed, policy_seed)
-    episode = model.episode(dist, env_rng)
+    episode = Episode(model, dist, env_rng)
     while not episode.done:
         episode.step(policy.act(episode.decision, policy_rng))
     w = model.cfg.workload

@@ -14,6 +14,8 @@ import torch
 from pacml.agent.network import ActorCritic, MaskedCategorical, batch_graphs
 from pacml.config import Config
 from pacml.env.features import FeatureSpace
+from pacml.evaluation import run_episode
+from pacml.sim.engine import ClusterModel
 
 
 class GreedyAgent:
@@ -76,3 +78,15 @@ class AgentPolicy(GreedyAgent):
         load_checkpoint(self.checkpoint, net)
         net.eval()
         return net
+
+
+def greedy_episode(net: ActorCritic, cfg: Config, model: ClusterModel, dist: str, seed: int) -> dict:
+    """One deterministic (argmax) episode on ``seed``: the metrics of `GreedyAgent`, the
+    policy that evaluates a checkpoint."""
+    return run_episode(model, GreedyAgent(net, cfg), dist, seed)[1]
+
+
+def validate_on(net: ActorCritic, cfg: Config, model: ClusterModel, dist: str, seeds) -> dict:
+    """Mean greedy-episode metrics over ``seeds`` (the imitation phase selects on several)."""
+    rows = [greedy_episode(net, cfg, model, dist, int(s)) for s in seeds]
+    return {k: float(np.mean([r[k] for r in rows])) for k in rows[0]}

@@ -34,7 +34,7 @@ class PartitionEnv:
 
     def reset(self, seed: int | None = None) -> tuple[dict, dict]:
         rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
-        self.episode = self.model.episode(self.dist, rng)
+        self.episode = Episode(self.model, self.dist, rng)
         assert not self.episode.done, "an episode with no decision"
         return self._obs(), {"decision": self.episode.decision}
 

@@ -13,122 +13,16 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
-from pacml.cluster.placement import canonical_key, place
-from pacml.cluster.topology import RampTopology
-from pacml.config import Config
-from pacml.errors import InfeasibleClusterError
 from pacml.graphs.opgraph import OpGraph
-from pacml.graphs.partition import PartitionedGraph, partition
-from pacml.sim.jct import StepResult, simulate_step
+from pacml.sim.experiment import ClusterModel
 from pacml.sim.lookahead import ClusterState
 from pacml.sim.records import JobRecord
 from pacml.sim.workload import Arrivals, build_pmf, get_distribution, sample_arrivals
-
-
-@dataclass(frozen=True)
-class Allocation:
-    """A job placed at a degree on some occupancy: its servers and simulated step."""
-
-    workers_mask: int
-    step: StepResult
-
-
-@dataclass(eq=False)
-class JctCache:
-    """Memoises partitions, placements and step simulations across episodes.
-
-    Keys: partitions by (graph, action); step results by (graph, action, canonical
-    placement); placement outcomes by (graph, action, free-server mask). An explicit
-    object, never module state: share one between episodes to keep it warm.
-    """
-
-    partitions: dict[tuple[int, int], PartitionedGraph] = field(default_factory=dict)
-    steps: dict[tuple[int, int, bytes], StepResult] = field(default_factory=dict)
-    placements: dict[tuple[int, int, int], Allocation | None] = field(default_factory=dict)
-    step_simulations: int = 0
-
-
-class ClusterModel:
-    """The static part of an experiment: graphs, cluster, config and the warm caches."""
-
-    def __init__(self, graphs: Sequence[OpGraph], cfg: Config, cache: JctCache | None = None):
-        if not graphs:
-            raise InfeasibleClusterError("no job graphs given")
-        self.graphs = tuple(graphs)
-        self.cfg = cfg
-        self.topology = RampTopology(cfg.cluster)
-        self.cache = cache if cache is not None else JctCache()
-        cap = cfg.cluster.worker_memory_bytes
-        for g in self.graphs:
-            worst = int(np.argmax(g.memory_bytes))
-            if g.memory_bytes[worst] > cap:
-                raise InfeasibleClusterError(
-                    f"graph {g.name!r}: op {g.op_names[worst]!r} needs {g.memory_bytes[worst]:.4g} B, more than "
-                    f"a worker's memory (cluster.worker_memory_bytes = {cap:.4g})"
-                )
-        w = cfg.workload
-        scale = w.compute_time_scale
-        self.sequential_jct_s = np.array([g.num_training_steps * g.step_time_s * scale for g in self.graphs])
-        self.num_training_steps = tuple(g.num_training_steps for g in self.graphs)
-        self.job_bytes = np.array([g.memory_bytes.sum() + g.size_bytes.sum() for g in self.graphs])
-        if w.offered_load is not None:
-            self.interarrival_s = float(self.sequential_jct_s.mean() / (w.offered_load * self.topology.num_workers))
-        else:
-            self.interarrival_s = w.interarrival_s
-        self.max_degree = min(cfg.cluster.max_degree, self.topology.num_workers)
-        self.placeable = self.topology.placeable_degrees
-
-    @property
-    def offered_load(self) -> float:
-        """Mean sequential JCT / (interarrival x workers)."""
-        return float(self.sequential_jct_s.mean() / (self.interarrival_s * self.topology.num_workers))
-
-    def partitioned(self, g: int, action: int) -> PartitionedGraph:
-        key = (g, action)
-        pg = self.cache.partitions.get(key)
-        if pg is None:
-            p = self.cfg.partition
-            pg = partition(
-                self.graphs[g],
-                action,
-                p.min_op_time_s,
-                p.paper_edge_sizes,
-                self.topology.placeable_degrees if p.round_to_placeable else None,
-            )
-            self.cache.partitions[key] = pg
-        return pg
-
-    def allocate(self, g: int, action: int, free_mask: int) -> Allocation | None:
-        """Where job graph ``g`` would go at ``action`` on ``free_mask``, and its step time."""
-        key = (g, action, free_mask)
-        cache = self.cache.placements
-        if key in cache:
-            return cache[key]
-        pg = self.partitioned(g, action)
-        placement = place(pg, self.topology, free_mask)
-        if placement is None:
-            cache[key] = None
-            return None
-        skey = (g, action, canonical_key(placement, self.topology))
-        step = self.cache.steps.get(skey)
-        if step is None:
-            step = simulate_step(pg, placement, self.topology, self.cfg.workload.compute_time_scale)
-            self.cache.steps[skey] = step
-            self.cache.step_simulations += 1
-        alloc = Allocation(placement.workers_mask, step)
-        cache[key] = alloc
-        return alloc
-
-    def jct_s(self, alloc: Allocation, g: int) -> float:
-        return alloc.step.step_time_s * self.graphs[g].num_training_steps
-
-    def episode(self, dist: str, rng: np.random.Generator) -> Episode:
-        return Episode(self, dist, rng)
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,4 +1,5 @@
-"""Masked PPO for PAC-ML, CleanRL-style: read it top to bottom.
+"""Masked PPO for PAC-ML, CleanRL-style: read it top to bottom (a little over 300 lines: the
+loop is kept whole in one module, as CleanRL keeps it, so it reads in one sitting).
 
 ``train`` seeds everything, builds ``num_envs`` environments over one shared cluster model,
 then repeats: anneal the learning rate, ``collect_rollout``, ``compute_gae``, ``ppo_update``,
@@ -24,109 +25,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from pacml.agent.network import ActorCritic, MaskedCategorical, batch_graphs
+from pacml.agent.policy import validate_on
 from pacml.config import Config
 from pacml.env.features import FeatureSpace
-from pacml.env.partition_env import PartitionEnv
 from pacml.sim.engine import ClusterModel
 from pacml.train.checkpoint import checkpoint_run_hash, load_checkpoint, run_hash, save_checkpoint
-
-TRAIN_SEED_NAMESPACE = 0x7ACE
-"""Training episodes draw from SeedSequence((TRAIN_SEED_NAMESPACE, seed), spawn_key=(env, k)),
-a stream apart from evaluation episodes (SeedSequence(test_seed)) and validation."""
-
-
-class Batch(NamedTuple):
-    """A flat minibatch of decisions."""
-
-    graph_index: torch.Tensor
-    glob: torch.Tensor
-    mask: torch.Tensor
-    action: torch.Tensor
-    logprob: torch.Tensor
-    advantage: torch.Tensor
-    ret: torch.Tensor
-    value: torch.Tensor
-
-
-@dataclass
-class Storage:
-    """Preallocated rollout storage, shape (num_steps, num_envs, ...)."""
-
-    graph_index: torch.Tensor
-    glob: torch.Tensor
-    mask: torch.Tensor
-    action: torch.Tensor
-    logprob: torch.Tensor
-    reward: torch.Tensor
-    done: torch.Tensor
-    value: torch.Tensor
-
-    @classmethod
-    def empty(cls, steps: int, envs: int, global_dim: int, num_actions: int) -> Storage:
-        return cls(
-            torch.zeros(steps, envs, dtype=torch.long),
-            torch.zeros(steps, envs, global_dim),
-            torch.zeros(steps, envs, num_actions, dtype=torch.bool),
-            torch.zeros(steps, envs, dtype=torch.long),
-            torch.zeros(steps, envs),
-            torch.zeros(steps, envs),
-            torch.zeros(steps, envs),
-            torch.zeros(steps, envs),
-        )
-
-
-class VecEnv:
-    """``num_envs`` synchronous `PartitionEnv`s; a finished episode resets with its next seed."""
-
-    def __init__(
-        self,
-        model: ClusterModel,
-        dist: str,
-        features: FeatureSpace,
-        num_envs: int,
-        seed: int,
-        episodes_started: list[int] | None = None,
-    ):
-        self.envs = [PartitionEnv(model, dist, features) for _ in range(num_envs)]
-        self.seed = seed
-        self.episodes_started = list(episodes_started or [0] * num_envs)
-        self.obs = [self._reset(i) for i in range(num_envs)]
-        self.finished: list[dict] = []
-
-    def _reset(self, i: int) -> dict:
-        k = self.episodes_started[i]
-        self.episodes_started[i] += 1
-        ss = np.random.SeedSequence((TRAIN_SEED_NAMESPACE, self.seed), spawn_key=(i, k))
-        return self.envs[i].reset(seed=int(ss.generate_state(1)[0]))[0]
-
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        rewards = np.zeros(len(self.envs), dtype=np.float32)
-        dones = np.zeros(len(self.envs), dtype=np.float32)
-        for i, env in enumerate(self.envs):
-            obs, r, terminated, truncated, info = env.step(int(actions[i]))
-            rewards[i] = r
-            if terminated or truncated:
-                dones[i] = 1.0
-                self.finished.append(info["episode_metrics"])
-                obs = self._reset(i)
-            self.obs[i] = obs
-        return rewards, dones
-
-    def at_episode_start(self) -> bool:
-        """Every environment has just begun an episode (a checkpoint here resumes exactly)."""
-        return all(not env.episode.records for env in self.envs)
-
-    def stacked(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        gi = torch.tensor([o["graph_index"] for o in self.obs], dtype=torch.long)
-        glob = torch.from_numpy(np.stack([o["global"] for o in self.obs]))
-        mask = torch.from_numpy(np.stack([o["mask"] for o in self.obs]))
-        return gi, glob, mask
+from pacml.train.rollouts import Batch, Storage, VecEnv
 
 
 def collect_rollout(
@@ -232,21 +141,6 @@ def ppo_update(net: ActorCritic, opt: torch.optim.Optimizer, graphs, flat: Batch
         }
     )
     return stats
-
-
-def greedy_episode(net: ActorCritic, cfg: Config, model: ClusterModel, dist: str, seed: int) -> dict:
-    """One deterministic (argmax) episode on ``seed``: the metrics of `GreedyAgent`, the
-    policy that evaluates a checkpoint."""
-    from pacml.agent.policy import GreedyAgent
-    from pacml.evaluation import run_episode
-
-    return run_episode(model, GreedyAgent(net, cfg), dist, seed)[1]
-
-
-def validate_on(net: ActorCritic, cfg: Config, model: ClusterModel, dist: str, seeds) -> dict:
-    """Mean greedy-episode metrics over ``seeds`` (the imitation phase selects on several)."""
-    rows = [greedy_episode(net, cfg, model, dist, int(s)) for s in seeds]
-    return {k: float(np.mean([r[k] for r in rows])) for k in rows[0]}
 
 
 @dataclass

@@ -1,0 +1,52 @@
+"""One tree of frozen, typed dataclasses: the whole experiment's configuration.
+
+`load_config(path, overrides)` reads YAML, applies ``key.sub=value`` overrides and
+validates everything once; errors name the dotted key, the value and the file.
+Defaults are the paper's setting (``../shared/research/paper.md``, ``ddls.md``).
+"""
+
+from pacml.config.hashing import NOT_RESULT_KEYS, config_hash, section_hash
+from pacml.config.learning import AgentConfig, ImitationConfig, PlanningConfig, PPOConfig
+from pacml.config.loading import (
+    EXTRA_SECTIONS,
+    RENAMED_KEYS,
+    apply_scale,
+    config_from_dict,
+    load_config,
+    normalise_cli_values,
+)
+from pacml.config.simulation import (
+    PAPER_MODELS,
+    BetaDistribution,
+    ClusterConfig,
+    GraphsConfig,
+    PartitionConfig,
+    WorkloadConfig,
+)
+from pacml.config.tree import Config, FiguresConfig, TrackingConfig, WorkflowConfig
+
+__all__ = [
+    "EXTRA_SECTIONS",
+    "NOT_RESULT_KEYS",
+    "PAPER_MODELS",
+    "RENAMED_KEYS",
+    "AgentConfig",
+    "BetaDistribution",
+    "ClusterConfig",
+    "Config",
+    "FiguresConfig",
+    "GraphsConfig",
+    "ImitationConfig",
+    "PPOConfig",
+    "PartitionConfig",
+    "PlanningConfig",
+    "TrackingConfig",
+    "WorkflowConfig",
+    "WorkloadConfig",
+    "apply_scale",
+    "config_from_dict",
+    "config_hash",
+    "load_config",
+    "normalise_cli_values",
+    "section_hash",
+]

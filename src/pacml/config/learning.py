@@ -1,0 +1,149 @@
+"""Config sections of the decision makers: the agent, PPO, the planners, imitation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """The PAC-ML graph network (paper.md 5; defaults are the paper's tuned sizes)."""
+
+    message_dim: int = 32
+    """out_features_msg: size of a message (half from the sender, half from the edge)."""
+    hidden_dim: int = 64
+    """out_features_hidden: node embedding after message-passing round 1."""
+    node_dim: int = 16
+    """out_features_node: node embedding after the last round."""
+    graph_dim: int = 8
+    """out_features_graph: embedding of the global (job, cluster, mask) features."""
+    num_rounds: int = 2
+    """Message-passing rounds (>= 2)."""
+    activation: Literal["relu", "tanh", "elu", "leaky_relu"] = "relu"
+    """aggregator_activation and the head's activation."""
+    head_hiddens: tuple[int, ...] = (64, 64)
+    """Hidden layers of the logit and value heads. The paper's PPO used one layer of 17;
+    two of 64 train faster here (documented deviation)."""
+    edge_layernorm: bool = True
+    """LayerNorm over the 2 edge features, as ddls (B24: it washes most edge information
+    out)."""
+    separate_critic: bool = True
+    """The critic has its own graph network (RLlib vf_share_layers=False)."""
+    init_degree_biases: tuple[float, ...] = (0.0,)
+    """Starts of training: with bias b, degree a's initial logit is b x a / max_degree (0: no
+    preference; positive: near maximum parallelisation, the canonical default). Several values
+    train one agent from each and keep the best by validation (the test seeds never choose):
+    the PPO-only policies have more than one local optimum here (docs/agent.md), e.g. [0.0, 3.0]."""
+    lookahead_features: bool = False
+    """Extension beyond the paper: also show, per degree, whether the first-fit placer can
+    place the job now and whether its exact JCT then meets the requirement (the paper's
+    agent sees only the optimistic mask, ddls B9). false reproduces the paper's inputs."""
+    shape_features: bool = False
+    """Extension: also show what a planner reads off the cluster (per-degree JCT over the
+    requirement, free fraction per communication group and rack, workers freed soon by
+    pending departures, episode time left; `pacml.env.features`). false: the paper's inputs."""
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """Masked PPO, CleanRL-style (paper.md 5 gives the tuned RLlib values)."""
+
+    total_timesteps: int = 400_000
+    """Environment decisions over the whole training run (after imitation: of fine-tuning;
+    0 keeps the imitated agent)."""
+    num_envs: int = 8
+    """Synchronous environments, each its own seeded episode stream."""
+    num_steps: int = 250
+    """Decisions per environment per rollout (250 divides the 1000-decision episode, so
+    checkpoints fall on episode boundaries and resume exactly)."""
+    learning_rate: float = 2.785e-4
+    """Adam step size (paper's tuned PPO value)."""
+    anneal_lr: bool = True
+    """Linearly anneal the learning rate to 0 over training."""
+    gamma: float = 0.997
+    """Discount (paper's tuned value)."""
+    gae_lambda: float = 0.95
+    """GAE lambda (RLlib's default 1.0 in the paper; 0.95 is CleanRL's and trains steadier)."""
+    num_minibatches: int = 8
+    """Minibatches per epoch."""
+    update_epochs: int = 4
+    """Epochs over each rollout (the paper's RLlib used 50 SGD iterations)."""
+    norm_adv: bool = True
+    """Normalise advantages per minibatch."""
+    clip_coef: float = 0.18
+    """Policy ratio clip (paper's clip_param)."""
+    clip_vloss: bool = True
+    """Clip the value update around the old values."""
+    vf_clip_coef: float = 10.0
+    """Value clip range (the paper's vf_clip_param 128.8 is in return units; returns here
+    are scaled by reward_scale)."""
+    ent_coef: float = 0.003
+    """Entropy bonus (paper's tuned value)."""
+    vf_coef: float = 0.5
+    """Value loss weight (paper's value)."""
+    max_grad_norm: float = 1.5
+    """Global gradient-norm clip (paper's grad_clip)."""
+    target_kl: float | None = None
+    """Stop an update's epochs early when the approximate KL exceeds this (None: never)."""
+    reward_scale: float = 0.1
+    """Rewards (+1 accepted, -1 blocked) are multiplied by this before learning."""
+    validation_interval: int = 10
+    """Run one greedy validation episode every this many updates (and after the last)."""
+    validation_seed: int = 1799
+    """Episode seed of validation (the paper's test_seed); never a training or test seed.
+    After imitation, validation is the mean over workflow.validation_seeds instead."""
+    torch_threads: int = 1
+    """torch.set_num_threads for training."""
+
+
+@dataclass(frozen=True)
+class PlanningConfig:
+    """Look-ahead policies over a forked simulator (``rollout``, ``rollout_clairvoyant``) and
+    the planner that teaches the agent (``agent.imitation``)."""
+
+    horizon: int = 150
+    """H: later arrivals simulated after each candidate degree."""
+    num_futures: int = 8
+    """K: futures sampled from the workload per decision (common to every candidate degree);
+    ``rollout_clairvoyant`` uses the one true future instead."""
+    base_policy: str = "best_fixed"
+    """Policy of the later arrivals in a continuation: para_max, para_min, sequential, fixed-K,
+    best_fixed (the distribution's best fixed degree, chosen on workflow.validation_seeds), or
+    tuned (of best_fixed's three best degrees, the one whose rollout blocks fewest jobs on
+    workflow.validation_seeds)."""
+    tie_break: Literal["smaller", "base"] = "base"
+    """Among degrees with equally few blocked jobs: the smaller degree, or the base policy's
+    degree when it is among them (the rollout-improvement guarantee needs ``base``)."""
+
+
+@dataclass(frozen=True)
+class ImitationConfig:
+    """DAgger from the ``rollout`` planner before PPO (`pacml.train.imitation`)."""
+
+    iterations: int = 0
+    """DAgger iterations before PPO; 0 trains with PPO alone (the paper's method)."""
+    episodes_per_iteration: int = 2
+    """Training episodes played and labelled by the teacher per iteration."""
+    teacher_share_decay: float = 0.5
+    """The teacher plays the first iteration; its share of the degrees played is then
+    multiplied by this each iteration (the student plays the rest)."""
+    epochs: int = 4
+    """Passes over the aggregated labels per iteration."""
+    minibatch_size: int = 256
+    """Labels per gradient step."""
+    learning_rate: float = 1e-3
+    """Adam step size of the imitation phase (the actor only)."""
+    temperature: float = 0.0
+    """The student's target over the valid degrees is softmax(-score / temperature), a score
+    being the teacher's mean blocked jobs over its futures: degrees near-tied to the best keep
+    most of its weight, so the student is taught the teacher's clear preferences and pays
+    little for confusing near-equal degrees. 0: uniform over the exactly tied best degrees."""
+    teacher_base_policy: str = "best_fixed"
+    """The teacher's base policy: as planning.base_policy (best_fixed, tuned, fixed-K, ...), or
+    planning (whatever the evaluated rollout uses). best_fixed by default: a student imitates a
+    planner that continues with the best constant degree more faithfully (docs/agent.md)."""
+    teacher_horizon: int | None = None
+    """The teacher's H (None: planning.horizon)."""
+    teacher_futures: int | None = None
+    """The teacher's K (None: planning.num_futures)."""

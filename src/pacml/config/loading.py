@@ -1,0 +1,230 @@
+"""Reading a config: YAML, ``key.sub=value`` overrides, scales, renamed keys, typed coercion."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from pathlib import Path
+from typing import Any, Literal
+
+from pacml.config.checks import _check_ranges
+from pacml.config.simulation import _paper_distributions
+from pacml.config.tree import Config
+from pacml.errors import ConfigError
+
+EXTRA_SECTIONS = ("scales",)
+
+RENAMED_KEYS = {
+    "profiles": "scales",
+    "workflow.profile": "workflow.scale",
+    "agent.init_degree_bias": "agent.init_degree_biases (a list, e.g. [3.0])",
+}
+"""Old keys and their new names: an old key is refused with a message naming the new one."""
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", str(tp))
+
+
+def _coerce(tp: Any, value: Any, key: str, source: str) -> Any:
+    """Check ``value`` against the annotation ``tp``; return it in the annotated type."""
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        return _build(tp, value, key, source)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _coerce(arg, value, key, source)
+            except ConfigError:
+                continue
+        raise ConfigError(key, value, f"expected {' or '.join(_type_name(a) for a in args)}", source)
+    if origin is Literal:
+        allowed = typing.get_args(tp)
+        if value not in allowed:
+            raise ConfigError(key, value, f"must be one of {list(allowed)}", source)
+        return value
+    if origin is tuple:
+        (elem, _ellipsis) = typing.get_args(tp)
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(key, value, "expected a list", source)
+        return tuple(_coerce(elem, v, f"{key}[{i}]", source) for i, v in enumerate(value))
+    if origin is dict:
+        _k, vt = typing.get_args(tp)
+        if not isinstance(value, dict):
+            raise ConfigError(key, value, "expected a mapping", source)
+        return {str(k): _coerce(vt, v, f"{key}.{k}", source) for k, v in value.items()}
+    if tp is Any:
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(key, value, "expected true or false", source)
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(key, value, "expected an integer", source)
+        return value
+    if tp is float:
+        if isinstance(value, str):
+            # PyYAML reads 1e6 (no dot) as a string: accept plain numeric text
+            try:
+                value = float(value)
+            except ValueError:
+                pass
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(key, value, "expected a number", source)
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(key, value, "expected a string", source)
+        return value
+    raise TypeError(f"unsupported config annotation {tp!r} at {key}")  # a programming error
+
+
+def _build(cls: type, data: Any, prefix: str, source: str) -> Any:
+    if isinstance(data, cls):
+        return data
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(prefix or "<root>", data, "expected a mapping", source)
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    kwargs = {}
+    for k, v in data.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if k not in names:
+            import difflib
+
+            close = difflib.get_close_matches(str(k), sorted(names), n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise ConfigError(key, v, f"unknown key; {hint}known keys here: {sorted(names)}", source)
+        kwargs[k] = _coerce(hints[k], v, key, source)
+    return cls(**kwargs)
+
+
+def _parse_override(text: str) -> tuple[list[str], Any]:
+    import yaml
+
+    if "=" not in text:
+        raise ConfigError(text, None, "an override must look like key.sub=value", "--set")
+    key, raw = text.split("=", 1)
+    return key.strip().split("."), yaml.safe_load(raw)
+
+
+def normalise_cli_values(data: Any) -> Any:
+    """Snakemake's ``--config key='{a: 1}'`` leaves nested values as text ('1'): turn text
+    that YAML reads as a number, boolean or null back into that value, recursively."""
+    import yaml
+
+    if isinstance(data, dict):
+        return {k: normalise_cli_values(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [normalise_cli_values(v) for v in data]
+    if isinstance(data, str):
+        try:
+            value = yaml.safe_load(data)
+        except yaml.YAMLError:
+            return data
+        if value is None or isinstance(value, (bool, int, float)):
+            return value
+        if isinstance(value, str):
+            try:
+                return float(value) if value.strip().lower() not in ("nan", "inf", "-inf") else value
+            except ValueError:
+                return value
+    return data
+
+
+def _refuse_renamed(data: dict[str, Any], source: str) -> None:
+    for old, new in RENAMED_KEYS.items():
+        node: Any = data
+        *path, last = old.split(".")
+        for k in path:
+            node = node.get(k) if isinstance(node, dict) else None
+        if isinstance(node, dict) and last in node:
+            raise ConfigError(old, node[last], f"renamed: use {new}", source)
+
+
+def apply_scale(data: dict[str, Any], source: str = "<dict>") -> dict[str, Any]:
+    """Apply the scale named by ``workflow.scale``: its dotted keys under ``scales.<name>``
+    override the tree (``default`` needs no entry)."""
+    import copy
+
+    data = copy.deepcopy(data or {})
+    _refuse_renamed(data, source)
+    name = (data.get("workflow") or {}).get("scale", "default")
+    scales = data.get("scales") or {}
+    if name not in scales:
+        if name != "default":
+            raise ConfigError("workflow.scale", name, f"no such scale; defined: {sorted(scales) + ['default']}", source)
+        return data
+    for dotted, value in (scales[name] or {}).items():
+        keys = str(dotted).split(".")
+        node = data
+        for k in keys[:-1]:
+            node = node.setdefault(k, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"scales.{name}.{dotted}", value, f"'{k}' is not a section", source)
+        node[keys[-1]] = value
+    return data
+
+
+def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> Config:
+    """Validate a plain mapping (e.g. Snakemake's ``config``) into a `Config`, after applying
+    its scale."""
+    data = apply_scale(data, source)
+    extra = {k: data.pop(k) for k in list(data) if k in EXTRA_SECTIONS}
+    if "distributions" in data and isinstance(data["distributions"], dict):
+        # user distributions extend (and may replace) the paper's four
+        merged: dict[str, Any] = {k: dataclasses.asdict(v) for k, v in _paper_distributions().items()}
+        for k, v in data["distributions"].items():
+            merged[k] = {**merged.get(k, {}), **(v or {})} if isinstance(v, dict) else v
+        data["distributions"] = merged
+    cfg = _build(Config, data, "", source)
+    cfg = dataclasses.replace(cfg, extra=extra)
+    _check_ranges(cfg, source)
+    return cfg
+
+
+def load_config(
+    path: str | Path | None = None,
+    overrides: list[str] | tuple[str, ...] = (),
+    base: dict[str, Any] | None = None,
+    base_source: str = "<defaults>",
+) -> Config:
+    """Read a YAML config (or start from the mapping ``base``, or the defaults), apply
+    ``key.sub=value`` overrides, validate once."""
+    import copy
+
+    import yaml
+
+    source = str(path) if path is not None else base_source
+    data: dict[str, Any] = copy.deepcopy(base) if base is not None else {}
+    if path is not None:
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise ConfigError("<file>", str(path), f"cannot read: {exc.strerror}", source) from exc
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError("<file>", str(path), f"not valid YAML: {exc}", source) from exc
+        if not isinstance(data, dict):
+            raise ConfigError("<root>", data, "expected a mapping at the top level", source)
+    for text in overrides:
+        keys, value = _parse_override(text)
+        node = data
+        for k in keys[:-1]:
+            node = node.setdefault(k, {})
+            if not isinstance(node, dict):
+                raise ConfigError(".".join(keys), value, f"'{k}' is not a section", source)
+        node[keys[-1]] = value
+    if overrides:
+        source = f"{source} (with --set {' '.join(overrides)})"
+    return config_from_dict(data, source)
