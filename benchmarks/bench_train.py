@@ -48,9 +48,9 @@ def main() -> None:
     ap.add_argument("--config", default=str(Path(__file__).resolve().parents[1] / "config.yaml"))
     args = ap.parse_args()
     torch.set_num_threads(1)
-    cfg = load_config(
-        args.config, [f"ppo.total_timesteps={args.steps}", "ppo.torch_threads=1", "workload.offered_load=null"]
-    )  # the paper's 1000 s interarrival
+    # PPO alone (no imitation phase), the paper's 1000 s interarrival
+    overrides = [f"ppo.total_timesteps={args.steps}", "ppo.torch_threads=1", "workload.offered_load=null"]
+    cfg = load_config(args.config, [*overrides, "imitation.iterations=0"])
     model = ClusterModel(load_graph_dir(args.graphs, names=cfg.graphs.models), cfg)
     engine.Episode.step = timed("simulation", engine.Episode.step)
     FeatureSpace.decision_vector = timed("featurisation", FeatureSpace.decision_vector)

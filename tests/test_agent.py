@@ -304,3 +304,17 @@ def test_dagger_on_a_toy_cluster_reaches_the_planners_choices():
         total += 1
         ep.step(a)
     assert agree / total >= 0.8
+
+
+def test_a_truncated_last_checkpoint_is_set_aside_and_training_starts_again(tmp_path):
+    from pacml.train.ppo import train
+
+    cfg, model = toy("ppo.total_timesteps=80")
+    clean = train(cfg, model, "half", 0, tmp_path / "clean")
+    out = tmp_path / "run"
+    train(cfg, model, "half", 0, out)
+    data = (out / "last.pt").read_bytes()
+    (out / "last.pt").write_bytes(data[: len(data) // 3])  # killed mid-copy, say
+    again = train(cfg, model, "half", 0, out)
+    assert (out / "last.pt.corrupt").exists()
+    assert again.curve == clean.curve and again.updates == clean.updates

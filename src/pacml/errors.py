@@ -36,3 +36,12 @@ class UnknownNameError(PacmlError, KeyError):
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0])
+
+
+class CheckpointError(PacmlError, ValueError):
+    """A checkpoint cannot be used (truncated, foreign, or holding more than tensors and plain
+    data); the message names the file and says what to do."""
+
+    def __init__(self, path, problem: str):
+        self.path = str(path)
+        super().__init__(f"{path}: {problem}")

@@ -1,16 +1,56 @@
-"""Atomic checkpoints of the agent, optimiser, RNG and training state."""
+"""Atomic checkpoints of the agent, optimiser, RNG and training state.
+
+A checkpoint holds tensors and plain data only, and is read with ``weights_only=True``: a file
+that holds anything else (a crafted pickle, say) is refused before any of it runs, and a
+truncated or foreign file is named in a `CheckpointError` instead of an unpickling traceback.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from pathlib import Path
 
 import torch
 
 from pacml.config import Config, config_from_dict, config_hash, section_hash
+from pacml.errors import CheckpointError
 
-RUN_SECTIONS = ("graphs", "cluster", "partition", "workload", "distributions", "agent", "ppo")
-"""The config sections a training run depends on (the workflow section does not count)."""
+RUN_SECTIONS = (
+    "graphs",
+    "cluster",
+    "partition",
+    "workload",
+    "distributions",
+    "agent",
+    "ppo",
+    "planning",
+    "imitation",
+    "workflow.validation_seeds",
+)
+"""The config a training run depends on (the planner and its validation seeds teach the
+imitation; the rest of the workflow section does not count)."""
+
+
+def read_checkpoint(path: str | Path) -> dict:
+    """The checkpoint's contents, read safely (see the module doc)."""
+    path = Path(path)
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise CheckpointError(path, "no such checkpoint") from None
+    except pickle.UnpicklingError as exc:
+        reason = str(exc).strip().splitlines()[-1][:200] if str(exc).strip() else "not a checkpoint"
+        raise CheckpointError(
+            path, f"refused: not a pacml checkpoint of tensors and plain data, nothing in it was run ({reason})"
+        ) from None
+    except (RuntimeError, EOFError, OSError, ValueError) as exc:
+        raise CheckpointError(
+            path, f"cannot be read, truncated or not a torch file ({type(exc).__name__}); delete it or train again"
+        ) from None
+    if not isinstance(ckpt, dict) or not {"model", "config", "state"} <= set(ckpt):
+        raise CheckpointError(path, "not a pacml checkpoint (no model, config and training state)")
+    return ckpt
 
 
 def run_hash(cfg: Config) -> str:
@@ -42,7 +82,7 @@ def load_checkpoint(path: str | Path, net, opt=None, gen: torch.Generator | None
     path = Path(path)
     if not path.exists():
         return None
-    ckpt = torch.load(path, map_location="cpu", weights_only=False)
+    ckpt = read_checkpoint(path)
     net.load_state_dict(ckpt["model"])
     if opt is not None:
         opt.load_state_dict(ckpt["optimizer"])
@@ -55,8 +95,7 @@ def load_checkpoint(path: str | Path, net, opt=None, gen: torch.Generator | None
 def checkpoint_config_data(path: str | Path) -> dict:
     """The config a checkpoint was trained with, as a plain mapping (extra sections inlined;
     re-applying its scale changes nothing)."""
-    ckpt = torch.load(path, map_location="cpu", weights_only=False)
-    data = dict(ckpt["config"])
+    data = dict(read_checkpoint(path)["config"])
     data.update(data.pop("extra", None) or {})
     return data
 
@@ -68,4 +107,4 @@ def checkpoint_config(path: str | Path) -> Config:
 
 def checkpoint_run_hash(path: str | Path) -> str | None:
     """The `run_hash` of the config a checkpoint was trained with (None for an old file)."""
-    return torch.load(path, map_location="cpu", weights_only=False).get("run_hash")
+    return read_checkpoint(path).get("run_hash")

@@ -33,6 +33,7 @@ from pacml.agent.network import ActorCritic, MaskedCategorical, batch_graphs
 from pacml.agent.policy import validate_on
 from pacml.config import Config
 from pacml.env.features import FeatureSpace
+from pacml.errors import CheckpointError
 from pacml.sim.engine import ClusterModel
 from pacml.train.checkpoint import checkpoint_run_hash, load_checkpoint, run_hash, save_checkpoint
 from pacml.train.rollouts import Batch, Storage, VecEnv
@@ -205,9 +206,15 @@ def train(
     resumed = None
     last = out_dir / "last.pt"
     if last.exists():
-        if checkpoint_run_hash(last) == run_hash(cfg):
+        try:
+            same_run = checkpoint_run_hash(last) == run_hash(cfg)
+        except CheckpointError as exc:  # a truncated or foreign file never blocks a rerun
+            print(f"{exc}: set aside as last.pt.corrupt; training starts again", flush=True)
+            last.replace(out_dir / "last.pt.corrupt")
+            same_run = None
+        if same_run:
             resumed = load_checkpoint(last, net, opt, gen)
-        else:  # trained under another config: never resume it
+        elif same_run is False:  # trained under another config: never resume it
             last.replace(out_dir / "last.pt.stale")
     if resumed is not None:
         state.update(resumed)
