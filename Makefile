@@ -6,7 +6,7 @@ VENV   := .venv
 STAMP  := $(VENV)/.pacml-installed
 CORES  ?= all
 
-.PHONY: test results venv bench clean-venv
+.PHONY: test results smoke venv bench clean-venv
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (set PYTHON=/path/to/python3.11)"; exit 1; }
@@ -24,6 +24,10 @@ test: $(STAMP)
 
 results: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES)
+
+# The whole DAG at the smoke scale (a plumbing check: its numbers mean nothing).
+smoke: $(STAMP)
+	$(VENV)/bin/snakemake --cores $(CORES) --config workflow='{scale: smoke}'
 
 bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/bench_sim.py

@@ -3,12 +3,19 @@ tests that need them skip with a reason when it is absent (a user's clone)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 from pacml.graphs.opgraph import training_graph
+
+# CI runs hypothesis derandomised: the same examples every run, so a red CI is reproducible
+settings.register_profile("ci", derandomize=True, deadline=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 ROOT = Path(__file__).resolve().parents[1]
 PIPEDREAM_DIR = ROOT.parent / "shared" / "pipedream_profiles"
