@@ -84,3 +84,24 @@ def test_every_config_field_has_a_description_in_the_schema():
 def test_a_misspelt_key_gets_a_suggestion():
     with pytest.raises(ConfigError, match=r"cluster\.servers_per_rak.*did you mean 'servers_per_rack'"):
         load_config(overrides=["cluster.servers_per_rak=4"])
+
+
+@pytest.mark.parametrize(
+    "override,old,new",
+    [
+        ("workflow.profile=smoke", "workflow.profile", "workflow.scale"),
+        ("profiles.smoke.ppo.num_envs=2", "profiles", "scales"),
+        ("agent.init_degree_bias=3.0", "agent.init_degree_bias", "agent.init_degree_biases"),
+    ],
+)
+def test_renamed_keys_are_refused_naming_the_new_key(override, old, new):
+    with pytest.raises(ConfigError, match=rf"'{old}'.*renamed: use {new}"):
+        load_config(overrides=[override])
+
+
+def test_thread_count_is_not_part_of_any_run_hash():
+    from pacml.config import section_hash
+
+    one, four = load_config(), load_config(overrides=["ppo.torch_threads=4"])
+    assert section_hash(one, "ppo") == section_hash(four, "ppo")
+    assert section_hash(one, "ppo") != section_hash(load_config(overrides=["ppo.gamma=0.9"]), "ppo")
