@@ -147,15 +147,23 @@ BETA_BINS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
 
 
 def decision_table(jobs: pd.DataFrame) -> pd.DataFrame:
-    """What each policy decides: mean chosen degree (and n) of every job given a degree
-    (action > 0), by model and by beta bin, per distribution. Tidy: dist, policy, by, group."""
+    """What each policy decides, over every job given a degree (action > 0): the mean chosen
+    degree and the share of jobs off the policy's usual (modal) degree in that distribution,
+    by model and by beta bin. Tidy: dist, policy, by, group, mean_degree, std_degree,
+    share_off_mode, n. A constant policy has share_off_mode 0 everywhere."""
     jobs = jobs[jobs["action"] > 0].copy()
     jobs["beta_bin"] = pd.cut(jobs["beta"], BETA_BINS, include_lowest=True).astype(str)
+    modes = jobs.groupby(["dist", "policy"])["action"].agg(lambda a: a.mode().iloc[0]).rename("modal_degree")
+    jobs = jobs.join(modes, on=["dist", "policy"])
+    jobs["off_mode"] = (jobs["action"] != jobs["modal_degree"]).astype(float)
     parts = []
     for by in ("model", "beta_bin"):
-        g = jobs.groupby(["dist", "policy", by], sort=True)["action"].agg(["mean", "std", "count"]).reset_index()
-        parts.append(
-            g.rename(columns={by: "group", "mean": "mean_degree", "std": "std_degree", "count": "n"}).assign(by=by)
+        g = jobs.groupby(["dist", "policy", by], sort=True).agg(
+            mean_degree=("action", "mean"),
+            std_degree=("action", "std"),
+            share_off_mode=("off_mode", "mean"),
+            n=("action", "count"),
         )
-    cols = ["dist", "policy", "by", "group", "mean_degree", "std_degree", "n"]
+        parts.append(g.reset_index().rename(columns={by: "group"}).assign(by=by))
+    cols = ["dist", "policy", "by", "group", "mean_degree", "std_degree", "share_off_mode", "n"]
     return pd.concat(parts, ignore_index=True)[cols]

@@ -201,29 +201,29 @@ DECISION_POLICIES = ("pacml", "best_fixed", "rollout", "rollout_clairvoyant", "p
 
 
 def decisions(table: pd.DataFrame, png: str, pdf: str) -> None:
-    """Mean chosen degree by model (top) and by beta bin (bottom), per distribution."""
+    """Per distribution (columns): mean chosen degree by model and by beta bin, and the share
+    of jobs off the policy's usual degree by beta bin (0 for a constant policy)."""
     plt, sns = _setup()
     table = table[table["policy"].isin(DECISION_POLICIES)].copy()
     order = [p for p in DECISION_POLICIES if p in set(table["policy"])]
     table["policy"] = pd.Categorical(table["policy"].map(_label), [_label(p) for p in order])
     dists = list(dict.fromkeys(table["dist"]))
-    fig, axes = plt.subplots(2, max(1, len(dists)), figsize=(3.6 * max(1, len(dists)), 6.2), squeeze=False)
+    rows = (
+        ("model", "mean_degree", "Mean chosen degree"),
+        ("beta_bin", "mean_degree", "Mean chosen degree"),
+        ("beta_bin", "share_off_mode", "Share off the usual degree"),
+    )
+    fig, axes = plt.subplots(len(rows), max(1, len(dists)), figsize=(3.6 * max(1, len(dists)), 9.0), squeeze=False)
     for j, d in enumerate(dists):
-        for i, (by, xlabel) in enumerate((("model", "Model"), ("beta_bin", "β bin"))):
+        for i, (by, col, ylabel) in enumerate(rows):
             ax = axes[i][j]
             sub = table[(table["dist"] == d) & (table["by"] == by)]
             sns.pointplot(
-                data=sub,
-                x="group",
-                y="mean_degree",
-                hue="policy",
-                dodge=0.3,
-                ax=ax,
-                markersize=4,
-                linestyle="-",
-                linewidth=1,
+                data=sub, x="group", y=col, hue="policy", dodge=0.3, ax=ax, markersize=4, linestyle="-", linewidth=1
             )
-            ax.set(title=d if i == 0 else "", xlabel=xlabel, ylabel="Mean chosen degree", ylim=(0, None))
+            ax.set(
+                title=d if i == 0 else "", xlabel="Model" if by == "model" else "β bin", ylabel=ylabel, ylim=(0, None)
+            )
             ax.tick_params(axis="x", rotation=45, labelsize=7)
             if ax.get_legend() is not None and (i, j) != (0, len(dists) - 1):
                 ax.get_legend().remove()
