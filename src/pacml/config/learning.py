@@ -135,10 +135,10 @@ class ImitationConfig:
     learning_rate: float = 1e-3
     """Adam step size of the imitation phase (the actor only)."""
     temperature: float = 0.0
-    """The student's target over the valid degrees is softmax(-score / temperature), a score
-    being the teacher's mean blocked jobs over its futures: degrees near-tied to the best keep
-    most of its weight, so the student is taught the teacher's clear preferences and pays
-    little for confusing near-equal degrees. 0: uniform over the exactly tied best degrees."""
+    """Half the student's target is on the teacher's choice, half is softmax(-score /
+    temperature) over the valid degrees, a score being the teacher's mean blocked jobs over its
+    futures. 0: uniform over the exactly tied best degrees (softer targets did worse on beta_a,
+    docs/agent.md)."""
     teacher_base_policy: str = "best_fixed"
     """The teacher's base policy: as planning.base_policy (best_fixed, tuned, fixed-K, ...), or
     planning (whatever the evaluated rollout uses). best_fixed by default: a student imitates a

@@ -4,16 +4,18 @@ The teacher is the deployable ``rollout`` planner (`pacml.policies.planning`): i
 episode's future. Read top to bottom:
 
 1. ``collect``: play training episodes; at every arrival the teacher scores every valid degree
-   (mean blocked jobs over its sampled futures) and the state is labelled with the target
-   distribution softmax(-score / ``temperature``) (ties share the weight: when every degree
-   blocks the job, say, every degree is equally right). The teacher's choice is played with
+   (mean blocked jobs over its sampled futures) and the state is labelled with a target that
+   puts half its weight on the teacher's choice and half on softmax(-score / ``temperature``),
+   uniform over the exactly tied best degrees at temperature 0 (when every degree blocks the
+   job, say, every degree is equally right). The teacher's choice is played with
    probability ``teacher_share`` (1 in the first iteration, decaying by ``teacher_share_decay``),
    the student's greedy degree otherwise, so the data covers the states the student itself
    reaches (DAgger, Ross et al. 2011).
 2. ``fit``: cross-entropy of the student's masked softmax against the targets, so its greedy
    degree tends to the teacher's best and its mistakes to near-equal degrees.
 3. ``imitate``: iterate, validating the student greedily after every iteration and keeping
-   the best weights; returns them for PPO to fine-tune (`pacml.train.ppo.train` with ``init``).
+   the best weights, which `pacml.train.ppo.train` then fine-tunes with PPO if
+   ``ppo.total_timesteps`` > 0.
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ is taken where every environment begins a new episode, so the resumed run ends w
 weights as an uninterrupted one.
 
 With ``imitation.iterations`` > 0 the agent first learns from the ``rollout`` planner
-(`pacml.train.imitation`, DAgger); its best weights are update 0 (validated and checkpointed)
-and PPO fine-tunes them.
+(`pacml.train.imitation`, DAgger); its best weights are update 0 (validated and checkpointed),
+PPO fine-tunes them for ``ppo.total_timesteps`` decisions (0: none), and validation is then the
+mean over ``workflow.validation_seeds``.
 
 Implementation details and their sources (every deliberate choice is a `PPOConfig` field):
 masked categorical with finite logits and corrected entropy (sb3-contrib), GAE (Schulman et
