@@ -57,11 +57,13 @@ def summarise(tidy: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def best_fixed_rows(selection_json: str | Path | None) -> pd.DataFrame:
-    """best_fixed's chosen degree as a summary row (metric ``best_fixed_degree``)."""
-    if selection_json is None:
-        return pd.DataFrame()
-    bf = json.loads(Path(selection_json).read_text())
+def read_selections(paths) -> list[dict]:
+    """The select rule's JSON files."""
+    return [json.loads(Path(f).read_text()) for f in paths]
+
+
+def best_fixed_rows(selections: list[dict]) -> pd.DataFrame:
+    """best_fixed's chosen degree as summary rows (metric ``best_fixed_degree``)."""
     return pd.DataFrame(
         [
             {
@@ -72,6 +74,7 @@ def best_fixed_rows(selection_json: str | Path | None) -> pd.DataFrame:
                 "ci95": float("nan"),
                 "n": len(bf["validation_seeds"]),
             }
+            for bf in selections
         ]
     )
 
@@ -84,7 +87,8 @@ def aggregate_dist(
 ) -> pd.DataFrame:
     tidy = tidy_rows(eval_files)
     tidy.to_csv(tidy_csv, index=False)
-    summary = pd.concat([summarise(tidy), best_fixed_rows(best_fixed_json)], ignore_index=True)
+    chosen = read_selections([best_fixed_json] if best_fixed_json is not None else [])
+    summary = pd.concat([summarise(tidy), best_fixed_rows(chosen)], ignore_index=True)
     summary.to_csv(summary_csv, index=False)
     return summary
 
@@ -100,9 +104,9 @@ def summarise_all(
 ) -> str:
     """The summary over all distributions: CSV of every metric, Markdown of the main table."""
     tidy = pd.concat([pd.read_csv(f) for f in tidy_files], ignore_index=True)
-    summary = pd.concat([summarise(tidy), *[best_fixed_rows(f) for f in best_fixed_files]], ignore_index=True)
+    chosen = read_selections(best_fixed_files)
+    summary = pd.concat([summarise(tidy), best_fixed_rows(chosen)], ignore_index=True)
     summary.to_csv(summary_csv, index=False)
-    chosen = [json.loads(Path(f).read_text()) for f in best_fixed_files]
     degrees = {c["dist"]: c["fixed_degree"] for c in chosen}
     bases = {c["dist"]: c["rollout_base"] for c in chosen}
     br = summary[summary["metric"] == "blocking_rate"].set_index(["dist", "policy"])

@@ -39,10 +39,13 @@ class GreedyAgent:
             self._pool = (pool, features, emb)
         return self._pool[1], self._pool[2]
 
-    def act(self, decision, rng: np.random.Generator) -> int:
+    def act(self, decision, rng: np.random.Generator, glob_features: np.ndarray | None = None) -> int:
+        """The greedy degree; ``glob_features`` is the decision's global vector if the caller
+        has it already (an environment's observation), else it is built here."""
         features, emb = self._bind(decision)
         mask = torch.from_numpy(decision.mask)[None]
-        glob = torch.from_numpy(features.decision_vector(decision))[None]
+        vec = features.decision_vector(decision) if glob_features is None else glob_features
+        glob = torch.from_numpy(vec)[None]
         with torch.no_grad():
             logits, _ = self.net.heads(emb, torch.tensor([decision.graph_index]), glob, mask)
         return int(MaskedCategorical(logits, mask).mode()[0])

@@ -93,10 +93,16 @@ class Episode:
         return new
 
     def snapshot(self) -> ClusterState:
-        """The cluster at the current decision: free servers and pending departures."""
+        """The cluster at the current decision: free servers and pending departures (built
+        once per decision: planners, their tie-break and the features all ask for it)."""
+        cached = self.__dict__.get("_snapshot")
+        if cached is not None and cached[0] == self._k:
+            return cached[1]
         deps = tuple(sorted((t, seq, self._job_masks[job]) for t, _, seq, job in self._departures))
         t = self.decision.time_s if self.decision is not None else self.horizon_s
-        return ClusterState(t, self.free_mask, deps, self._next_seq)
+        state = ClusterState(t, self.free_mask, deps, self._next_seq)
+        self._snapshot = (self._k, state)
+        return state
 
     def future(self, h: int) -> Arrivals:
         """The next ``h`` arrivals after the current one (the episode's true future)."""

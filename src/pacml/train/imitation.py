@@ -104,7 +104,7 @@ def collect(
             scores = teacher.scores(d, rng)
             choice = teacher.choose(d, scores)
             target = target_distribution(scores, choice, len(obs["mask"]), temperature)
-            student = student_policy.act(d, rng)
+            student = student_policy.act(d, rng, obs["global"])
             data.graph_index.append(obs["graph_index"])
             data.glob.append(obs["global"])
             data.mask.append(obs["mask"])
