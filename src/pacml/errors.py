@@ -15,7 +15,13 @@ class ConfigError(PacmlError, ValueError):
 
     def __init__(self, key: str, value: object, problem: str, source: str = "<defaults>"):
         self.key, self.value, self.source = key, value, source
-        super().__init__(f"{source}: config key '{key}' = {value!r}: {problem}")
+        super().__init__(f"{source}: config key '{key}' = {shorten(value)}: {problem}")
+
+
+def shorten(value: object, limit: int = 200) -> str:
+    """``repr(value)`` cut to ``limit`` characters (a whole file must never fill an error)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 class GraphFormatError(PacmlError, ValueError):
@@ -45,3 +51,15 @@ class CheckpointError(PacmlError, ValueError):
     def __init__(self, path, problem: str):
         self.path = str(path)
         super().__init__(f"{path}: {problem}")
+
+
+class TrainingLockedError(PacmlError, RuntimeError):
+    """Another live process is training into the same folder; the message names it and how to stop it."""
+
+    def __init__(self, folder, owner: dict):
+        self.folder, self.owner = str(folder), owner
+        super().__init__(
+            f"{folder}: another trainer holds this folder (pid {owner.get('pid')} on {owner.get('host')}, "
+            f"since {owner.get('started')}); wait for it, or stop it (kill {owner.get('pid')}) and rerun: "
+            "the rerun resumes from its last checkpoint"
+        )

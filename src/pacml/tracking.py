@@ -60,13 +60,44 @@ class RunStore:
 
 
 @contextmanager
-def job_run(store: RunStore | None, dist: str, name: str, tags: dict[str, str]) -> Iterator[Tracker]:
-    """The job's child run under its distribution's parent, or a `NullTracker` without a store."""
+def job_run(
+    store: RunStore | None, dist: str, name: str, tags: dict[str, str], owner: dict | None = None
+) -> Iterator[Tracker]:
+    """The job's child run under its distribution's parent, or a `NullTracker` without a store.
+    ``owner`` (host, pid, start time: `pacml.train.lock`) is recorded on the run; without it,
+    this process is the owner."""
     if store is None:
         yield NullTracker()
         return
-    with child_run(store.db, store.experiment, store.parent(dist), name, {**tags, "git_commit": git_commit()}) as run:
+    owner = owner or this_process()
+    run_tags = {**tags, "git_commit": git_commit(), **{f"owner.{k}": str(v) for k, v in owner.items()}}
+    with child_run(store.db, store.experiment, store.parent(dist), name, run_tags) as run:
         yield run
+
+
+def this_process() -> dict:
+    """The owner record of this process: host, pid and start time."""
+    import datetime
+    import socket
+
+    started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    return {"host": socket.gethostname(), "pid": os.getpid(), "started": started}
+
+
+def _owner_alive(tags: dict[str, str]) -> bool:
+    """Whether the process that owns a run still lives (only knowable on this host)."""
+    import socket
+
+    pid = tags.get("owner.pid", "")
+    if tags.get("owner.host") != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def sqlite_uri(db_path: str | Path) -> str:
@@ -118,6 +149,17 @@ def init_store(
     return parents
 
 
+def _retry(fn, *args, **kwargs):
+    """Call ``fn``, retrying SQLite's 'database is locked' (contention between parallel jobs)."""
+    for attempt in range(20):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            if "locked" not in str(exc) or attempt == 19:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+
+
 class Run:
     """A child run: log params, metrics (with a step), artifacts. Retries 'database is locked'."""
 
@@ -125,21 +167,12 @@ class Run:
         self._mlflow, self.run_id = mlflow, run_id
         self._client = mlflow.MlflowClient()
 
-    def _retry(self, fn, *args, **kwargs):
-        for attempt in range(20):
-            try:
-                return fn(*args, **kwargs)
-            except Exception as exc:  # sqlite lock contention between parallel jobs
-                if "locked" not in str(exc) or attempt == 19:
-                    raise
-                time.sleep(0.2 * (attempt + 1))
-
     def log_params(self, params: dict) -> None:
         from mlflow.entities import Param
 
         items = [Param(str(k), str(v)[:6000]) for k, v in params.items()]
         for i in range(0, len(items), 100):
-            self._retry(self._client.log_batch, self.run_id, params=items[i : i + 100])
+            _retry(self._client.log_batch, self.run_id, params=items[i : i + 100])
 
     def log_metrics(self, metrics: dict, step: int = 0) -> None:
         from mlflow.entities import Metric
@@ -149,11 +182,22 @@ class Run:
             Metric(k, float(v), now, int(step)) for k, v in metrics.items() if isinstance(v, (int, float)) and v == v
         ]
         if items:
-            self._retry(self._client.log_batch, self.run_id, metrics=items)
+            _retry(self._client.log_batch, self.run_id, metrics=items)
 
     def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None:
         if Path(path).exists():
-            self._retry(self._client.log_artifact, self.run_id, str(path), artifact_path)
+            _retry(self._client.log_artifact, self.run_id, str(path), artifact_path)
+
+
+LOGICAL_JOB_TAGS = ("mlflow.parentRunId", "dist", "policy", "seed", "kind")
+"""The tags that name a logical job: its runs are one history, of which one is current."""
+
+
+def _filter(tags: dict[str, str]) -> str:
+    for k, v in tags.items():
+        if "'" in v or "`" in k:  # config names are checked against a safe pattern; never here
+            raise ValueError(f"a quote in MLflow tag {k}={v!r}")
+    return " and ".join(f"tags.`{k}` = '{v}'" for k, v in tags.items())
 
 
 @contextmanager
@@ -162,8 +206,18 @@ def child_run(
 ) -> Iterator[Run]:
     """A child run under ``parent_run_id`` (the UI nests it through ``mlflow.parentRunId``).
 
-    If the same job (parent, dist, policy, seed, kind) left an unfinished run -- the job was
-    killed -- that run is continued instead of a second one being created."""
+    One history per logical job (`LOGICAL_JOB_TAGS`: parent, dist, policy, seed, kind):
+
+    - a run of the job left unfinished (killed, failed) under the same ``config_hash`` is
+      continued, not duplicated; one still RUNNING whose owner process lives (tags ``owner.*``)
+      is refused;
+    - when a run finishes, it is tagged ``current = true`` and every earlier run of the job
+      ``current = false`` with ``superseded_by = <its run id>``: a rerun (a changed config,
+      ``--forcerun``) supersedes visibly, and ``tags.current = 'true'`` in the UI's search
+      shows exactly one run per job.
+    """
+    from pacml.errors import PacmlError
+
     mlflow = _mlflow(sqlite_uri(db_path))
     client = mlflow.MlflowClient()
     exp = client.get_experiment_by_name(experiment)
@@ -172,25 +226,48 @@ def child_run(
             f"MLflow experiment {experiment!r} does not exist in {db_path}: run the mlflow_init rule first"
         )
     all_tags = {"mlflow.parentRunId": parent_run_id, **{k: str(v) for k, v in tags.items()}}
-    # a job killed mid-run left its run unfinished: a rerun of that job continues it
-    query = " and ".join(
-        f"tags.`{k}` = '{v}'"
-        for k, v in all_tags.items()
-        if k in ("mlflow.parentRunId", "dist", "policy", "seed", "kind")
-    )
+    job = {k: all_tags[k] for k in LOGICAL_JOB_TAGS if k in all_tags}
+    history = _retry(client.search_runs, [exp.experiment_id], filter_string=_filter(job), max_results=10000)
     unfinished = [
         r
-        for r in client.search_runs([exp.experiment_id], filter_string=query)
+        for r in history
         if r.info.status in ("RUNNING", "FAILED", "KILLED")
+        and r.data.tags.get("config_hash") == all_tags.get("config_hash")
+        and r.data.tags.get("current") != "false"
     ]
-    if unfinished:
+    live = [r for r in unfinished if r.info.status == "RUNNING" and _owner_alive(r.data.tags)]
+    if live:
+        t = live[0].data.tags
+        raise PacmlError(
+            f"MLflow run {live[0].info.run_id} ({name}) is being written by pid {t['owner.pid']} on "
+            f"{t['owner.host']} (since {t.get('owner.started')}): wait for it, or stop it and rerun"
+        )
+    if unfinished:  # a job killed mid-run left its run unfinished: a rerun continues it
         run = unfinished[0]
-        client.update_run(run.info.run_id, status="RUNNING")
+        _retry(client.update_run, run.info.run_id, status="RUNNING")
+        for k, v in all_tags.items():
+            if k.startswith("owner."):
+                _retry(client.set_tag, run.info.run_id, k, v)
     else:
-        run = client.create_run(exp.experiment_id, run_name=name, tags=all_tags)
+        run = _retry(client.create_run, exp.experiment_id, run_name=name, tags=all_tags)
+    run_id = run.info.run_id
     status = "FAILED"
     try:
-        yield Run(mlflow, run.info.run_id)
+        yield Run(mlflow, run_id)
         status = "FINISHED"
     finally:
-        client.set_terminated(run.info.run_id, status=status)
+        _retry(client.set_terminated, run_id, status=status)
+    if status == "FINISHED":
+        for old in history:
+            if old.info.run_id != run_id and old.data.tags.get("superseded_by") is None:
+                _retry(client.set_tag, old.info.run_id, "current", "false")
+                _retry(client.set_tag, old.info.run_id, "superseded_by", run_id)
+        _retry(client.set_tag, run_id, "current", "true")
+
+
+def current_runs(db_path: str | Path, experiment: str) -> list:
+    """The current run of every logical job (what the results are made of)."""
+    mlflow = _mlflow(sqlite_uri(db_path))
+    return mlflow.search_runs(
+        experiment_names=[experiment], filter_string="tags.current = 'true'", output_format="list", max_results=50000
+    )

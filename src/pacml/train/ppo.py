@@ -4,9 +4,10 @@ loop is kept whole in one module, as CleanRL keeps it, so it reads in one sittin
 ``train`` seeds everything, builds ``num_envs`` environments over one shared cluster model,
 then repeats: anneal the learning rate, ``collect_rollout``, ``compute_gae``, ``ppo_update``,
 log, validate greedily after the first update and every ``validation_interval`` updates (keeping the best checkpoint
-by blocking rate, and the last), checkpoint. A killed run resumes from its last checkpoint, which
-is taken where every environment begins a new episode, so the resumed run ends with the same
-weights as an uninterrupted one.
+by blocking rate, and the last), checkpoint after every update. A killed run resumes from its last
+checkpoint, which carries the weights, the optimiser, both torch RNG streams and where every
+environment stands (`VecEnv.position`: its episode and the degrees chosen in it), so the resumed
+run ends with the same weights as an uninterrupted one wherever it was killed, mid-episode too.
 
 With ``imitation.iterations`` > 0 the agent first learns from the ``rollout`` planner
 (`pacml.train.imitation`, DAgger); its best weights are update 0 (validated and checkpointed),
@@ -37,6 +38,7 @@ from pacml.env.features import FeatureSpace
 from pacml.errors import CheckpointError
 from pacml.sim.engine import ClusterModel
 from pacml.train.checkpoint import checkpoint_run_hash, load_checkpoint, run_hash, save_checkpoint
+from pacml.train.lock import training_lock
 from pacml.train.rollouts import Batch, Storage, VecEnv
 
 
@@ -176,10 +178,14 @@ def train(
     ``best.pt``). ``log(metrics, step)`` receives per-update metrics; ``progress(update,
     num_updates, info)`` drives a progress bar. ``selection`` (a `pacml.policies.base.Selection`)
     gives the imitation teacher its base policy; without it the teacher chooses it itself on
-    ``workflow.validation_seeds``."""
+    ``workflow.validation_seeds``. One trainer per folder: another live one is refused
+    (`pacml.train.lock`)."""
+    with training_lock(out_dir):
+        return _train(cfg, model, dist, seed, Path(out_dir), log, progress, selection)
+
+
+def _train(cfg, model, dist, seed, out_dir: Path, log, progress, selection) -> TrainResult:
     p = cfg.ppo
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(p.torch_threads)
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
@@ -199,7 +205,8 @@ def train(
     state = {
         "update": 0,
         "global_step": 0,
-        "episodes_started": None,
+        "position": None,
+        "next_done": None,
         "best": (float("inf"), 0),
         "curve": [],
         "wall_s": 0.0,
@@ -240,11 +247,12 @@ def train(
             }
         )
         save_checkpoint(last, net, opt, gen, cfg, state)
-    envs = VecEnv(model, dist, features, p.num_envs, seed, state["episodes_started"])
+    if state["position"] is None and state.get("episodes_started"):  # a checkpoint from before exact resume
+        state["position"] = {"episode": state.pop("episodes_started"), "actions": [[]] * p.num_envs}
+    envs = VecEnv(model, dist, features, p.num_envs, seed, state["position"])
     st = Storage.empty(p.num_steps, p.num_envs, features.global_dim, features.num_actions)
-    next_done = torch.zeros(p.num_envs)
+    next_done = torch.tensor(state["next_done"] or [0.0] * p.num_envs)
     started = time.perf_counter() - state["wall_s"]
-    last_saved = state["update"]
     for update in range(state["update"] + 1, num_updates + 1):
         if p.anneal_lr:
             opt.param_groups[0]["lr"] = (1.0 - (update - 1.0) / num_updates) * p.learning_rate
@@ -296,12 +304,9 @@ def train(
                 state["best_model"] = {k: v.detach().clone() for k, v in net.state_dict().items()}
         state["wall_s"] = time.perf_counter() - started
         state["update"] = update
-        state["episodes_started"] = envs.episodes_started
-        # checkpoint where every env starts a new episode (resume is then exact), and at
-        # least every 10 updates when episodes never align (exponential interarrivals)
-        if envs.at_episode_start() or update - last_saved >= 10 or update == num_updates:
-            save_checkpoint(out_dir / "last.pt", net, opt, gen, cfg, state)
-            last_saved = update
+        state["position"] = envs.position()
+        state["next_done"] = next_done.tolist()
+        save_checkpoint(out_dir / "last.pt", net, opt, gen, cfg, state)
         if log is not None:
             log(metrics, state["global_step"])
         if progress is not None:

@@ -15,6 +15,7 @@ from pacml.config import Config, config_hash
 from pacml.runs import build_model, resolve_config, write_json
 from pacml.sim.workload import get_distribution
 from pacml.tracking import RunStore, Tracker, job_run
+from pacml.train.lock import training_lock
 
 
 def progress_bar(desc: str, log_file=None):
@@ -94,7 +95,8 @@ def train_agent(
     out = Path(out)
     tags = {"dist": dist, "policy": "pacml", "seed": str(seed), "kind": "train", "config_hash": config_hash(cfg)}
     update_bar, close_bar = progress_bar(f"train {dist} seed={seed}", log_file)
-    with job_run(store, dist, f"pacml seed={seed} (train)", tags) as run:
+    # the folder's lock first: a second trainer stops here, before it touches the MLflow run
+    with training_lock(out) as owner, job_run(store, dist, f"pacml seed={seed} (train)", tags, owner) as run:
         run.log_params(
             {
                 **{f"ppo.{k}": v for k, v in dataclasses.asdict(cfg.ppo).items()},
