@@ -17,8 +17,18 @@ from conftest import ROOT
 pytest.importorskip("snakemake")
 
 
-def snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+def snakemake(
+    workdir: Path, *args: str, timeout: int = 900, smoke: dict | None = None, config_text: str | None = None
+) -> subprocess.CompletedProcess:
+    """Run Snakemake on ``workdir`` with the project's config.yaml (``smoke``: keys changed in
+    its smoke scale; ``config_text``: another config.yaml)."""
     shutil.copy(ROOT / "config.yaml", workdir / "config.yaml")
+    if config_text is not None:
+        (workdir / "config.yaml").write_text(config_text)
+    if smoke:
+        data = yaml.safe_load((ROOT / "config.yaml").read_text())
+        data["scales"]["smoke"].update(smoke)
+        (workdir / "config.yaml").write_text(yaml.safe_dump(data))
     cmd = [
         sys.executable,
         "-m",
@@ -114,12 +124,25 @@ def test_lint_is_clean(tmp_path):
         ("cluster={rackz: 3}", "rackz"),
         ("ppo={gamma: high}", "gamma"),
         ("graphs={source: pipedream, pipedream_dir: /no/such/dir}", "graphs.pipedream_dir"),
+        ("graphs={models: [alexnet, nosuch]}", r"graphs.models\[1\].*no built-in profile"),
+        ("workflow={baselines: [para_max, fixed-0]}", r"workflow.baselines\[1\]"),
+        ("figures={load_sweep_offered_loads: [0.5, -2]}", r"figures.load_sweep_offered_loads\[1\]"),
+        ("workload={offered_load: 1.0e+12}", "workload.offered_load"),
     ],
 )
 def test_bad_config_is_rejected_before_any_job_naming_the_key(tmp_path, override, key):
     out = snakemake(tmp_path, "-n", "--cores", "1", "--config", override)
     assert out.returncode != 0
     assert re.search(key, out.stdout + out.stderr), out.stdout + out.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_yaml_alias_bomb_in_config_yaml_is_refused_before_any_job(tmp_path):
+    lines = ["scales:", '  a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for prev, name in zip("abcdefgh", "bcdefghi"):
+        lines.append(f"  {name}: &{name} [{', '.join([f'*{prev}'] * 9)}]")
+    out = snakemake(tmp_path, "-n", "--cores", "1", config_text="\n".join(lines) + "\n", timeout=120)
+    assert out.returncode != 0 and "aliases" in out.stdout + out.stderr, (out.stdout + out.stderr)[-2000:]
     assert not (tmp_path / "results").exists()
 
 
@@ -169,3 +192,23 @@ def test_smoke_profile_end_to_end(tmp_path):
     assert kinds.count("parent") == 2 and kinds.count("train") == 2 and kinds.count("evaluate") == 10
     parents = {r.info.run_id for r in runs if r.data.tags.get("kind") == "parent"}
     assert all(r.data.tags["mlflow.parentRunId"] in parents for r in runs if r.data.tags.get("kind") != "parent")
+    assert all(r.data.tags["owner.pid"].isdigit() for r in runs if r.data.tags.get("kind") != "parent")
+
+    # a rerun with one changed key: it plans what that key affects, and the store then holds
+    # one current run per logical job, the old ones superseded visibly
+    smoke = {"workflow.test_seeds": [101]}
+    plan = snakemake(tmp_path, "-n", "--cores", "2", "--config", "workflow={scale: smoke}", smoke=smoke)
+    counts = job_counts(plan.stdout)
+    assert counts["evaluate"] == 10 and not {"train", "select", "graphs", "mlflow_init"} & set(counts), counts
+    again = snakemake(tmp_path, "--cores", "2", "--config", "workflow={scale: smoke}", smoke=smoke)
+    assert again.returncode == 0, again.stderr[-4000:]
+    runs = [r for r in mlflow.search_runs(experiment_names=["pacml"], output_format="list")]
+    jobs = [r for r in runs if r.data.tags.get("kind") != "parent"]
+    assert len(jobs) == 22  # 2 train + 10 evaluations, then 10 more
+    current = [r for r in jobs if r.data.tags.get("current") == "true"]
+    logical = {tuple(r.data.tags[k] for k in ("dist", "policy", "seed", "kind")) for r in jobs}
+    assert len(current) == len(logical) == 12
+    superseded = [r for r in jobs if r.data.tags.get("current") == "false"]
+    assert len(superseded) == 10 and {r.data.tags["superseded_by"] for r in superseded} <= {
+        r.info.run_id for r in current
+    }

@@ -5,12 +5,54 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from pacml.errors import PacmlError
 
+MAX_ERROR_CHARS = 2000
+"""An error longer than this is cut (a whole file must never fill the terminal)."""
+
+
+def _seed(text: str) -> int:
+    value = _integer(text)
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"{text!r}: a seed must be an integer >= 0")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be an integer >= 1")
+    return value
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
+def _output_file(text: str) -> str:
+    if Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory; name the file to write")
+    return text
+
+
+def _output_dir(text: str) -> str:
+    if Path(text).exists() and not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a file; name a directory")
+    return text
+
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", metavar="FILE", help="YAML config (default: the paper's setting)")
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="YAML config (default: ./config.yaml when there is one, as the workflow reads it; else the "
+        "paper's setting; an agent without --config runs in its checkpoint's own config)",
+    )
     p.add_argument(
         "--set",
         dest="overrides",
@@ -19,6 +61,14 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="override a config key, e.g. --set cluster.servers_per_rack=4 (repeatable)",
     )
+
+
+def _default_config(args: argparse.Namespace) -> None:
+    """Without --config, the project's ./config.yaml is the config (the workflow's numbers for
+    the same words), unless a checkpoint brings its own."""
+    if args.config is None and getattr(args, "checkpoint", None) is None and Path("config.yaml").is_file():
+        args.config = "config.yaml"
+        print("pacml: config: ./config.yaml (pass --config FILE to choose another)", file=sys.stderr)
 
 
 def _cmd_graphs_import(args: argparse.Namespace) -> int:
@@ -46,6 +96,7 @@ def _cmd_graphs_summary(args: argparse.Namespace) -> int:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
+    _default_config(args)
     from pacml.runs import simulate
 
     metrics = simulate(
@@ -79,6 +130,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
+    _default_config(args)
     from pacml.train.starts import train_agent
 
     summary = train_agent(args.graphs, args.dist, args.seed, args.config, args.overrides, args.out)
@@ -90,6 +142,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
+    _default_config(args)
     from pacml.runs import evaluate
 
     rows = evaluate(
@@ -111,18 +164,18 @@ def build_parser() -> argparse.ArgumentParser:
     gsub = graphs.add_subparsers(dest="graphs_command", required=True, metavar="SUBCOMMAND")
     p = gsub.add_parser("import-pipedream", help="convert PipeDream graph.txt profiles to canonical JSON")
     p.add_argument("dir", help="directory of PipeDream profiles (*.txt or */graph.txt)")
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--steps", type=int, default=50, help="training steps per job (default 50)")
+    p.add_argument("--out", type=_output_dir, required=True, help="output directory")
+    p.add_argument("--steps", type=_positive, default=50, help="training steps per job (default 50)")
     p.set_defaults(func=_cmd_graphs_import)
     p = gsub.add_parser("profile", help="write built-in profiles (alexnet, gnmt, resnet18, squeezenet1_0, vgg16)")
     p.add_argument("models", nargs="+", help="model names, or 'all'")
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--steps", type=int, default=50, help="training steps per job (default 50)")
+    p.add_argument("--out", type=_output_dir, required=True, help="output directory")
+    p.add_argument("--steps", type=_positive, default=50, help="training steps per job (default 50)")
     p.set_defaults(func=_cmd_graphs_profile)
     p = gsub.add_parser("summary", help="characterise graphs (ops, deps, depth, sequential JCT, memory)")
     p.add_argument("files", nargs="+", help="graph files (.json or PipeDream .txt) or directories")
-    p.add_argument("--csv", help="write the table to this CSV file")
-    p.add_argument("--steps", type=int, default=None, help="override training steps per job")
+    p.add_argument("--csv", type=_output_file, help="write the table to this CSV file")
+    p.add_argument("--steps", type=_positive, default=None, help="override training steps per job")
     p.set_defaults(func=_cmd_graphs_summary)
 
     p = sub.add_parser("simulate", help="run one episode of a policy and write its metrics as JSON")
@@ -134,19 +187,22 @@ def build_parser() -> argparse.ArgumentParser:
         "rollout, rollout_clairvoyant (an upper bound), pacml",
     )
     p.add_argument("--dist", required=True, help="JCT-requirement distribution name (e.g. beta_a)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_seed, default=0)
     p.add_argument("--checkpoint", help="agent checkpoint (policy pacml)")
-    p.add_argument("--out", required=True, help="output JSON file")
-    p.add_argument("--records", help="also write one CSV row per job here")
+    p.add_argument("--out", type=_output_file, required=True, help="output JSON file")
+    p.add_argument("--records", type=_output_file, help="also write one CSV row per job here")
     _add_config_args(p)
     p.set_defaults(func=_cmd_simulate)
 
     p = sub.add_parser("train", help="train a PAC-ML agent with masked PPO on one distribution")
     p.add_argument("--graphs", required=True, help="directory of graph files")
     p.add_argument("--dist", required=True)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_seed, default=0)
     p.add_argument(
-        "--out", required=True, help="output directory (best.pt, last.pt, curve.json); an existing last.pt is resumed"
+        "--out",
+        type=_output_dir,
+        required=True,
+        help="output directory (best.pt, last.pt, curve.json); an existing last.pt is resumed",
     )
     _add_config_args(p)
     p.set_defaults(func=_cmd_train)
@@ -156,8 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", required=True)
     p.add_argument("--checkpoint", help="agent checkpoint (policy pacml)")
     p.add_argument("--dist", required=True)
-    p.add_argument("--seeds", type=int, nargs="+", required=True)
-    p.add_argument("--out", required=True, help="output JSON file")
+    p.add_argument("--seeds", type=_seed, nargs="+", required=True)
+    p.add_argument("--out", type=_output_file, required=True, help="output JSON file")
     _add_config_args(p)
     p.set_defaults(func=_cmd_evaluate)
     return parser
@@ -169,11 +225,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except PacmlError as exc:
-        print(f"pacml: error: {exc}", file=sys.stderr)
-        return 2
+        return _error(str(exc))
     except FileNotFoundError as exc:
-        print(f"pacml: error: {exc.filename}: no such file or directory", file=sys.stderr)
-        return 2
+        return _error(f"{exc.filename}: no such file or directory")
+    except IsADirectoryError as exc:
+        return _error(f"{exc.filename}: is a directory, not a file")
+    except PermissionError as exc:
+        return _error(f"{exc.filename}: permission denied")
+
+
+def _error(message: str) -> int:
+    if len(message) > MAX_ERROR_CHARS:
+        message = f"{message[:MAX_ERROR_CHARS]}... ({len(message)} characters)"
+    print(f"pacml: error: {message}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

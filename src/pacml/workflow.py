@@ -33,9 +33,28 @@ def run_store(snakemake) -> RunStore:
 
 
 def check_workflow_inputs(cfg: Config) -> None:
-    """Checks the workflow makes before any job: inputs named by the config exist."""
-    if cfg.graphs.source == "pipedream" and not Path(cfg.graphs.pipedream_dir).is_dir():
-        raise ConfigError("graphs.pipedream_dir", cfg.graphs.pipedream_dir, "no such directory", "config.yaml")
+    """Checks the workflow makes before any job: inputs named by the config exist (the
+    models a graphs rule profiles or imports)."""
+    if cfg.graphs.source == "pipedream":
+        folder = Path(cfg.graphs.pipedream_dir)
+        if not folder.is_dir():
+            raise ConfigError("graphs.pipedream_dir", cfg.graphs.pipedream_dir, "no such directory", "config.yaml")
+        for i, name in enumerate(cfg.graphs.models):
+            if not ((folder / f"{name}.txt").is_file() or (folder / name / "graph.txt").is_file()):
+                raise ConfigError(
+                    f"graphs.models[{i}]", name, f"no {name}.txt or {name}/graph.txt in {folder}", "config.yaml"
+                )
+    else:
+        from pacml.graphs.profiler import BUILTIN_MODELS
+
+        for i, name in enumerate(cfg.graphs.models):
+            if name not in BUILTIN_MODELS:
+                raise ConfigError(
+                    f"graphs.models[{i}]",
+                    name,
+                    f"no built-in profile; known: {', '.join(BUILTIN_MODELS)}",
+                    "config.yaml",
+                )
     dist = cfg.figures.load_sweep_dist
     if dist is not None and dist not in cfg.workflow.distributions:
         raise ConfigError(

@@ -2,11 +2,41 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import PurePath
+
 from pacml.config.tree import Config
 from pacml.errors import ConfigError
 
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+"""Names that become paths, MLflow tags and regexes (distributions, models, the experiment):
+letters, digits, ``_`` and ``-``, at most 64 characters, not starting with ``-`` or ``_``."""
+
+MAX_ARRIVALS = 1_000_000
+"""Arrivals an episode may hold (horizon / interarrival + 1): memory grows with it."""
+MAX_OFFERED_LOAD = 1000.0
+"""The largest offered load (the paper's is 0.94; the default load sweep goes to 2)."""
+MAX_REPLICATION_FACTOR = 1_000_000
+"""Copies of each graph in the job pool."""
+MAX_DECIMALS = 6
+"""Decimals of a beta distribution's support (its PMF has up to 10**decimals points)."""
+MAX_SAMPLES = 10_000_000
+MAX_BINS = 1_000_000
+
+
+def check_name(name: object, key: str, source: str) -> None:
+    """A name that may reach a path, a tag or a regex: `NAME_PATTERN` or a named error."""
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        raise ConfigError(
+            key,
+            name,
+            "a name must be letters, digits, '_' and '-' (at most 64, starting with a letter or digit)",
+            source,
+        )
+
 
 def _check_ranges(cfg: Config, source: str) -> None:
+    _check_names_and_bounds(cfg, source)
     c = cfg.cluster
     for key in ("communication_groups", "racks_per_group", "servers_per_rack", "max_degree"):
         if getattr(c, key) < 1:
@@ -148,3 +178,67 @@ def _check_policy_name(name: str, max_degree: int, key: str, source: str, known:
     raise ConfigError(
         key, name, f"unknown policy; known: {', '.join(known)}, fixed-K with 1 <= K <= {max_degree}", source
     )
+
+
+def _check_names_and_bounds(cfg: Config, source: str) -> None:
+    """Names that reach paths, tags and regexes; values whose memory grows without bound."""
+    for name in cfg.distributions:
+        check_name(name, f"distributions.{name}", source)
+    for i, name in enumerate(cfg.graphs.models):
+        check_name(name, f"graphs.models[{i}]", source)
+    check_name(cfg.tracking.experiment, "tracking.experiment", source)
+    db = PurePath(cfg.tracking.db)
+    if not db.is_absolute() and ".." in db.parts:
+        raise ConfigError(
+            "tracking.db",
+            cfg.tracking.db,
+            "a relative store stays under the project (no '..'); give an absolute path",
+            source,
+        )
+    if cfg.figures.load_sweep_dist is not None and cfg.figures.load_sweep_dist not in cfg.distributions:
+        raise ConfigError(
+            "figures.load_sweep_dist",
+            cfg.figures.load_sweep_dist,
+            f"unknown distribution; defined: {sorted(cfg.distributions)}",
+            source,
+        )
+    for i, load in enumerate(cfg.figures.load_sweep_offered_loads):
+        if not 0 < load <= MAX_OFFERED_LOAD:
+            raise ConfigError(
+                f"figures.load_sweep_offered_loads[{i}]", load, f"need 0 < load <= {MAX_OFFERED_LOAD:g}", source
+            )
+    w = cfg.workload
+    if w.offered_load is not None and not w.offered_load <= MAX_OFFERED_LOAD:
+        raise ConfigError("workload.offered_load", w.offered_load, f"must be <= {MAX_OFFERED_LOAD:g}", source)
+    if w.offered_load is None and w.interarrival_s > 0 and w.horizon_s / w.interarrival_s + 1 > MAX_ARRIVALS:
+        raise ConfigError(
+            "workload.horizon_s",
+            w.horizon_s,
+            f"horizon_s / interarrival_s ({w.interarrival_s:g}) gives over {MAX_ARRIVALS} arrivals an episode",
+            source,
+        )
+    if w.replication_factor > MAX_REPLICATION_FACTOR:
+        raise ConfigError(
+            "workload.replication_factor", w.replication_factor, f"must be <= {MAX_REPLICATION_FACTOR}", source
+        )
+    for name, d in cfg.distributions.items():
+        for key, value, limit in (
+            ("decimals", d.decimals, MAX_DECIMALS),
+            ("samples", d.samples, MAX_SAMPLES),
+            ("bins", d.bins, MAX_BINS),
+        ):
+            if value > limit:
+                raise ConfigError(f"distributions.{name}.{key}", value, f"must be <= {limit}", source)
+    seeds = {
+        "workflow.train_seeds": cfg.workflow.train_seeds,
+        "workflow.test_seeds": cfg.workflow.test_seeds,
+        "workflow.validation_seeds": cfg.workflow.validation_seeds,
+        "ppo.validation_seed": (cfg.ppo.validation_seed,),
+    }
+    for key, values in seeds.items():
+        for i, seed in enumerate(values):
+            if not 0 <= seed < 2**63:
+                raise ConfigError(key if key.startswith("ppo.") else f"{key}[{i}]", seed, "a seed must be >= 0", source)
+    for key in ("train_seeds", "test_seeds", "validation_seeds", "distributions"):
+        if not getattr(cfg.workflow, key):
+            raise ConfigError(f"workflow.{key}", [], "must not be empty", source)

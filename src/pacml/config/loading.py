@@ -15,6 +15,49 @@ from pacml.errors import ConfigError
 
 EXTRA_SECTIONS = ("scales",)
 
+MAX_CONFIG_BYTES = 1_000_000
+"""A config file larger than this is refused (config.yaml is about 10 kB)."""
+MAX_CONFIG_NODES = 100_000
+"""Mappings, lists and values a config may hold."""
+
+
+def check_plain_tree(data: Any, source: str) -> None:
+    """Refuse a config tree that shares a node (a YAML alias: ``*name``, the root of an
+    "alias bomb" that expands exponentially) or that is too large; linear in its size."""
+    seen: set[int] = set()
+    stack = [(data, "<root>")]
+    count = 0
+    while stack:
+        node, key = stack.pop()
+        count += 1
+        if count > MAX_CONFIG_NODES:
+            raise ConfigError("<root>", f"over {MAX_CONFIG_NODES} entries", "config too large", source)
+        if isinstance(node, (dict, list)):
+            if id(node) in seen:
+                raise ConfigError(key, "*alias", "YAML anchors and aliases (&name, *name) are not accepted", source)
+            seen.add(id(node))
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            stack.extend((v, f"{key}.{k}" if key != "<root>" else str(k)) for k, v in items)
+
+
+def read_yaml(text: str, source: str) -> Any:
+    """Parse config YAML safely: plain data only (``yaml.safe_load``), no aliases, bounded size."""
+    import yaml
+
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError("<file>", f"{len(text)} characters", f"larger than {MAX_CONFIG_BYTES} characters", source)
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent):
+                line = event.start_mark.line + 1
+                raise ConfigError(
+                    f"<line {line}>", f"*{event.anchor}", "YAML anchors and aliases are not accepted", source
+                )
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError("<file>", source, f"not valid YAML: {str(exc)[:300]}", source) from None
+
+
 RENAMED_KEYS = {
     "profiles": "scales",
     "workflow.profile": "workflow.scale",
@@ -109,23 +152,29 @@ def _build(cls: type, data: Any, prefix: str, source: str) -> Any:
 
 
 def _parse_override(text: str) -> tuple[list[str], Any]:
-    import yaml
-
     if "=" not in text:
         raise ConfigError(text, None, "an override must look like key.sub=value", "--set")
     key, raw = text.split("=", 1)
-    return key.strip().split("."), yaml.safe_load(raw)
+    keys = key.strip().split(".")
+    if not all(k.strip() for k in keys):
+        raise ConfigError(key, raw, "an override must look like key.sub=value (an empty key part)", "--set")
+    return keys, read_yaml(raw, f"--set {text}"[:200])
 
 
 def normalise_cli_values(data: Any) -> Any:
     """Snakemake's ``--config key='{a: 1}'`` leaves nested values as text ('1'): turn text
     that YAML reads as a number, boolean or null back into that value, recursively."""
+    check_plain_tree(data, "config.yaml")  # before any recursion: an alias bomb expands here
+    return _normalise(data)
+
+
+def _normalise(data: Any) -> Any:
     import yaml
 
     if isinstance(data, dict):
-        return {k: normalise_cli_values(v) for k, v in data.items()}
+        return {k: _normalise(v) for k, v in data.items()}
     if isinstance(data, list):
-        return [normalise_cli_values(v) for v in data]
+        return [_normalise(v) for v in data]
     if isinstance(data, str):
         try:
             value = yaml.safe_load(data)
@@ -178,6 +227,7 @@ def apply_scale(data: dict[str, Any], source: str = "<dict>") -> dict[str, Any]:
 def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> Config:
     """Validate a plain mapping (e.g. Snakemake's ``config``) into a `Config`, after applying
     its scale."""
+    check_plain_tree(data, source)
     data = apply_scale(data, source)
     extra = {k: data.pop(k) for k in list(data) if k in EXTRA_SECTIONS}
     if "distributions" in data and isinstance(data["distributions"], dict):
@@ -202,19 +252,18 @@ def load_config(
     ``key.sub=value`` overrides, validate once."""
     import copy
 
-    import yaml
-
     source = str(path) if path is not None else base_source
     data: dict[str, Any] = copy.deepcopy(base) if base is not None else {}
     if path is not None:
         try:
-            text = Path(path).read_text()
+            if Path(path).stat().st_size > MAX_CONFIG_BYTES:
+                raise ConfigError("<file>", str(path), f"larger than {MAX_CONFIG_BYTES} bytes", source)
+            text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
-            raise ConfigError("<file>", str(path), f"cannot read: {exc.strerror}", source) from exc
-        try:
-            data = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError("<file>", str(path), f"not valid YAML: {exc}", source) from exc
+            raise ConfigError("<file>", str(path), f"cannot read: {exc.strerror}", source) from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError("<file>", str(path), f"not UTF-8 text (byte {exc.start})", source) from None
+        data = read_yaml(text, source) or {}
         if not isinstance(data, dict):
             raise ConfigError("<root>", data, "expected a mapping at the top level", source)
     for text in overrides:

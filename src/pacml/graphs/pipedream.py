@@ -7,7 +7,9 @@ Format (``../shared/pipedream_profiles/README.md``)::
 
 Times are milliseconds; this module is the one place they become seconds (`ms_to_s`).
 Nodes may appear in any order; ops keep the order of their node lines. A list-valued
-activation size is summed.
+activation size is summed. Numbers are plain decimals (``12``, ``0.5``, ``1.5e-3``; no ``_``,
+``inf``, ``nan`` or hex), at most `MAX_TIME_MS` for a time and `MAX_BYTES` for a size, and a
+graph whose step (all forward and backward time) is zero is refused.
 """
 
 from __future__ import annotations
@@ -24,6 +26,11 @@ from pacml.graphs.opgraph import OpGraph, training_graph
 _VALUE_KEYS = ("forward_compute_time", "backward_compute_time", "activation_size", "parameter_size")
 _KV = re.compile(r"\s*(\w+)=(\[[^\]]*\]|[^,]*)\s*(?:,|$)")
 _NODE_ID = re.compile(r"^\S+$")
+_DECIMAL = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+MAX_TIME_MS = 1e8
+"""The longest op time accepted (about 28 hours, in PipeDream's milliseconds)."""
+MAX_BYTES = 1e15
+"""The largest activation or parameter size accepted (1 PB)."""
 
 
 def ms_to_s(ms: float) -> float:
@@ -55,13 +62,16 @@ def _number(text: str, path: str, lineno: int, key: str) -> float:
         items = [t for t in text[1:-1].split(";") if t.strip()]
         if not items:
             raise GraphFormatError(path, f"{key}: empty list", lineno)
-        return float(sum(_number(t, path, lineno, key) for t in items))
-    try:
-        value = float(text)
-    except ValueError:
-        raise GraphFormatError(path, f"{key}: {text!r} is not a number", lineno) from None
-    if not math.isfinite(value) or value < 0:
-        raise GraphFormatError(path, f"{key}: {text!r} must be a finite number >= 0", lineno)
+        total = float(sum(_number(t, path, lineno, key) for t in items))
+        if not total <= MAX_BYTES:
+            raise GraphFormatError(path, f"{key}: the list sums to {total:g}, over the limit of {MAX_BYTES:g}", lineno)
+        return total
+    if not _DECIMAL.fullmatch(text):
+        raise GraphFormatError(path, f"{key}: {text[:40]!r} is not a plain decimal number >= 0", lineno)
+    value = float(text)
+    limit = MAX_TIME_MS if key.endswith("_time") else MAX_BYTES
+    if not value <= limit:
+        raise GraphFormatError(path, f"{key}: {text[:40]!r} is over the limit of {limit:g}", lineno)
     return value
 
 
@@ -81,8 +91,11 @@ def parse_pipedream(
         naming ``path`` and the line: a truncated or malformed line, a bad number, a
         duplicate node, an edge to an unknown node, a cycle, or no nodes at all.
     """
+    if isinstance(num_training_steps, bool) or not isinstance(num_training_steps, int) or num_training_steps < 1:
+        raise GraphFormatError(path, f"num_training_steps = {num_training_steps!r}: must be an integer >= 1")
     names: list[str] = []
     index: dict[str, int] = {}
+    first_node_line = 0
     descriptions: list[str] = []
     values: list[tuple[float, float, float, float]] = []
     edges: list[tuple[str, str, int]] = []
@@ -116,6 +129,7 @@ def parse_pipedream(
             raise GraphFormatError(path, f"node {node!r} lacks {', '.join(missing)}", lineno)
         fwd, bwd, act, par = (_number(found[k], path, lineno, k) for k in _VALUE_KEYS)
         index[node] = len(names)
+        first_node_line = first_node_line or lineno
         names.append(node)
         descriptions.append(desc)
         values.append((fwd, bwd, act, par))
@@ -135,6 +149,10 @@ def parse_pipedream(
         seen.add(key)
         fwd_edges.append(key)
     arr = np.asarray(values, dtype=np.float64)
+    if not arr[:, :2].sum() > 0:
+        raise GraphFormatError(
+            path, "every forward and backward compute time is zero: a job of this graph takes no time", first_node_line
+        )
     has_child = {u for u, _ in fwd_edges}
     sinks = [i for i in range(len(names)) if i not in has_child]
     if not sinks:

@@ -14,7 +14,8 @@ import numpy as np
 from pacml.cluster.placement import canonical_key, place
 from pacml.cluster.topology import RampTopology
 from pacml.config import Config
-from pacml.errors import InfeasibleClusterError
+from pacml.config.checks import MAX_ARRIVALS
+from pacml.errors import ConfigError, InfeasibleClusterError
 from pacml.graphs.opgraph import OpGraph
 from pacml.graphs.partition import PartitionedGraph, partition
 from pacml.sim.jct import StepResult, simulate_step
@@ -70,6 +71,17 @@ class ClusterModel:
             self.interarrival_s = float(self.sequential_jct_s.mean() / (w.offered_load * self.topology.num_workers))
         else:
             self.interarrival_s = w.interarrival_s
+        if not (np.isfinite(self.sequential_jct_s).all() and (self.sequential_jct_s > 0).all()):
+            bad = [g.name for g, t in zip(self.graphs, self.sequential_jct_s) if not (np.isfinite(t) and t > 0)]
+            raise InfeasibleClusterError(f"graphs {bad}: a job's sequential run time must be finite and > 0")
+        arrivals = w.horizon_s / self.interarrival_s + 1
+        if not arrivals <= MAX_ARRIVALS:
+            raise ConfigError(
+                "workload.horizon_s",
+                w.horizon_s,
+                f"with an interarrival of {self.interarrival_s:.4g} s (offered_load {w.offered_load}) an episode "
+                f"holds {arrivals:.4g} arrivals, over {MAX_ARRIVALS}",
+            )
         self.max_degree = min(cfg.cluster.max_degree, self.topology.num_workers)
         self.placeable = self.topology.placeable_degrees
 
