@@ -1,5 +1,7 @@
 """Shared fixtures. The PipeDream profiles live in ../shared (never copied into the project);
-tests that need them skip with a reason when it is absent (a user's clone)."""
+only tests whose point is a PipeDream file read them, and they skip with a reason when it is
+absent (a user's clone); with PACML_REQUIRE_SHARED=1 (CI) a missing ../shared fails them
+instead. Tests that need real-sized graphs use the built-in profiles (`model_graphs`)."""
 
 from __future__ import annotations
 
@@ -25,8 +27,19 @@ PAPER_MODELS = ("alexnet", "gnmt", "resnet18", "squeezenet1_0", "vgg16")
 @pytest.fixture(scope="session")
 def pipedream_dir() -> Path:
     if not PIPEDREAM_DIR.is_dir():
+        if os.environ.get("PACML_REQUIRE_SHARED") == "1":  # CI: a missing ../shared is a failure
+            pytest.fail(f"PACML_REQUIRE_SHARED=1 but no PipeDream profiles at {PIPEDREAM_DIR}")
         pytest.skip(f"PipeDream profiles not found at {PIPEDREAM_DIR} (../shared is absent in a user's clone)")
     return PIPEDREAM_DIR
+
+
+@pytest.fixture(scope="session")
+def model_graphs():
+    """The paper's five models from pacml's built-in profiler (no file needed): for tests whose
+    point is real-sized graphs, not PipeDream's numbers."""
+    from pacml.graphs.profiler import profile_model
+
+    return [profile_model(name) for name in PAPER_MODELS]
 
 
 @pytest.fixture(scope="session")

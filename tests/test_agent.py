@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
+import dgl  # noqa: F401 - a hard dependency: its absence must fail, not skip
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("dgl")
+from pacml.agent.network import ActorCritic, MaskedCategorical, batch_graphs, make_dgl_graph
+from pacml.config import load_config
+from pacml.env.features import FeatureSpace, GraphFeatures, graph_features
+from pacml.sim.engine import ClusterModel, Episode
 
-from pacml.agent.network import ActorCritic, MaskedCategorical, batch_graphs, make_dgl_graph  # noqa: E402
-from pacml.config import load_config  # noqa: E402
-from pacml.env.features import FeatureSpace, GraphFeatures, graph_features  # noqa: E402
-from pacml.sim.engine import ClusterModel, Episode  # noqa: E402
-
-from conftest import two_layer_graph  # noqa: E402
+from conftest import two_layer_graph
 
 
 @settings(max_examples=200, deadline=None)
@@ -47,9 +46,9 @@ def _net(cfg, features, seed=0):
     return ActorCritic(cfg.agent, features.global_dim, features.num_actions)
 
 
-def test_network_is_permutation_invariant_over_node_order(paper_graphs):
+def test_network_is_permutation_invariant_over_node_order(model_graphs):
     cfg = load_config()
-    g = next(x for x in paper_graphs if x.name == "resnet18")
+    g = next(x for x in model_graphs if x.name == "resnet18")
     f = graph_features(g)
     perm = np.random.default_rng(0).permutation(len(f.node))
     inv = np.argsort(perm)
@@ -62,14 +61,14 @@ def test_network_is_permutation_invariant_over_node_order(paper_graphs):
     torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
 
 
-def test_distinct_graph_batching_equals_per_sample_computation(paper_graphs):
+def test_distinct_graph_batching_equals_per_sample_computation(model_graphs):
     cfg = load_config()
-    model = ClusterModel(paper_graphs, cfg)
+    model = ClusterModel(model_graphs, cfg)
     features = FeatureSpace(model.graphs, model.sequential_jct_s, 32, 17)
     net = _net(cfg, features)
     rng = np.random.default_rng(1)
     n = 24
-    gi = rng.integers(0, len(paper_graphs), n)
+    gi = rng.integers(0, len(model_graphs), n)
     glob = torch.from_numpy(rng.random((n, features.global_dim)).astype(np.float32))
     mask = torch.from_numpy(rng.random((n, 17)) < 0.6)
     mask[:, 0] = True
@@ -183,7 +182,6 @@ def test_checkpoint_round_trip(tmp_path):
 
 
 def test_mlflow_layout_parent_and_children(tmp_path):
-    pytest.importorskip("mlflow")
     from pacml.tracking import child_run, init_store, sqlite_uri
 
     db = tmp_path / "mlflow.db"
@@ -213,9 +211,9 @@ def test_mlflow_layout_parent_and_children(tmp_path):
     assert child.data.params["ppo.gamma"] == "0.99"
 
 
-def test_init_degree_bias_starts_at_maximum_parallelisation(paper_graphs):
+def test_init_degree_bias_starts_at_maximum_parallelisation(model_graphs):
     cfg = load_config(overrides=["agent.init_degree_biases=[3.0]"])
-    model = ClusterModel(paper_graphs, cfg)
+    model = ClusterModel(model_graphs, cfg)
     features = FeatureSpace(model.graphs, model.sequential_jct_s, 32, 17)
     net = _net(cfg, features)
     rng = np.random.default_rng(0)

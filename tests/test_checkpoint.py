@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-
-from pacml.errors import CheckpointError  # noqa: E402
-from pacml.train.checkpoint import checkpoint_config, read_checkpoint  # noqa: E402
+from pacml.errors import CheckpointError
+from pacml.train.checkpoint import checkpoint_config, read_checkpoint
 
 
 class Evil:

@@ -114,6 +114,7 @@ def test_physical_scale_makes_the_network_matter():
 
 
 def test_gnmt_takes_21_servers_at_16_and_10_at_8(paper_graphs):
+    """PipeDream's gnmt profile (its ops' sizes decide the placement)."""
     gnmt = next(g for g in paper_graphs if g.name == "gnmt")
     assert place(partition(gnmt, 16, Q), TOPO, TOPO.all_mask).num_workers == 21
     assert place(partition(gnmt, 8, Q), TOPO, TOPO.all_mask).num_workers == 10
@@ -123,16 +124,16 @@ def test_gnmt_takes_21_servers_at_16_and_10_at_8(paper_graphs):
                 assert place(partition(g, a, Q), TOPO, TOPO.all_mask).num_workers == a
 
 
-def test_jct_is_close_to_sequential_over_degree(paper_graphs):
-    for g in paper_graphs:
+def test_jct_is_close_to_sequential_over_degree(model_graphs):
+    for g in model_graphs:
         seq = g.step_time_s * 1000
         for a in (2, 4, 8):
             _, _, res = step(g, a)
             assert seq / a <= res.step_time_s < seq / a * 1.01 + 1e-9 or g.name == "gnmt"
 
 
-def test_step_simulation_is_deterministic(paper_graphs):
-    for g in paper_graphs:
+def test_step_simulation_is_deterministic(model_graphs):
+    for g in model_graphs:
         assert step(g, 6)[2] == step(g, 6)[2]
 
 
@@ -142,3 +143,33 @@ def test_occupied_cluster_moves_the_block():
     pg, pl, _ = step(g, 2, free=TOPO.all_mask & ~first)
     assert pl.workers_mask & first == 0
     assert dataclasses.is_dataclass(pl)
+
+
+def test_a_short_sub_op_preempts_a_long_one_on_its_server():
+    """Four sub-ops on two servers, computed by hand (scale 1, zero-byte transfers take no
+    time): server 0 holds X (10 s) and Y (1 s), server 1 holds W (2 s) and Z (10 s), with
+    W -> Y -> Z. X starts at 0; Y becomes ready at 2 and, shorter, preempts X; Y ends at 3,
+    Z runs 3..13 on server 1 while X finishes its remaining 8 s at 11: the step is 13 s.
+    Without preemption (or longest first) Y would wait for X, and Z would end at 21."""
+    from pacml.cluster.placement import Placement
+    from pacml.graphs.partition import PartitionedGraph
+
+    four = np.arange(4)
+    pg = PartitionedGraph(
+        graph=two_layer_graph(),
+        action=1,
+        degree=np.ones(4, dtype=np.int64),
+        offset=np.arange(5),
+        sub_op=four,
+        sub_index=np.zeros(4, dtype=np.int64),
+        compute_time_s=np.array([10.0, 2.0, 1.0, 10.0]),  # X, W, Y, Z
+        memory_bytes=np.zeros(4),
+        src=np.array([1, 2]),
+        dst=np.array([2, 3]),
+        size_bytes=np.zeros(2),
+        is_sync=np.zeros(2, dtype=bool),
+        group=np.full(2, -1),
+    )
+    pl = Placement(sub_op_server=np.array([0, 1, 0, 1]), workers_mask=0b11, num_workers=2)
+    result = simulate_step(pg, pl, TOPO, 1.0)
+    assert result.step_time_s == 13.0 and result.compute_busy_s == 23.0

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torchvision  # noqa: F401 - a hard dependency: its absence must fail, not skip
 
-pytest.importorskip("torchvision")
-
-from pacml.graphs.io import graph_from_dict, graph_to_dict  # noqa: E402
-from pacml.graphs.pipedream import format_pipedream, parse_pipedream, read_pipedream  # noqa: E402
-from pacml.graphs.profiler import BUILTIN_MODELS, profile_model  # noqa: E402
+from pacml.graphs.io import graph_from_dict, graph_to_dict
+from pacml.graphs.pipedream import format_pipedream, parse_pipedream, read_pipedream
+from pacml.graphs.profiler import BUILTIN_MODELS, profile_model
 
 IMAGE_MODELS = ("alexnet", "resnet18", "squeezenet1_0", "vgg16")
 

@@ -14,8 +14,6 @@ import yaml
 
 from conftest import ROOT
 
-pytest.importorskip("snakemake")
-
 
 def snakemake(
     workdir: Path, *args: str, timeout: int = 900, smoke: dict | None = None, config_text: str | None = None
