@@ -1,0 +1,74 @@
+"""What arrives: the four beta distributions against paper.md, arrivals and the job pool."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pacml.analysis import mean_ci
+from pacml.config import load_config
+from pacml.sim.workload import build_pmf, sample_arrivals
+
+
+def pmfs(name: str, seeds=range(5)):
+    cfg = load_config()
+    return [build_pmf(cfg.distributions[name], np.random.default_rng(s)) for s in seeds]
+
+
+def test_beta_a_is_uniform_over_the_91_values_by_hand():
+    (pmf,) = pmfs("beta_a", [0])
+    assert np.array_equal(pmf.support, np.round(np.arange(10, 101) / 100, 2))
+    assert np.all(pmf.probs == 1 / 91) and pmf.mean == pytest.approx(0.55, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name,mean,modes",
+    [
+        # paper.md: beta_B mean about 0.285, mode about 0.2-0.25; beta_C about 0.47, mode about
+        # 0.5; beta_D about 0.73, mode about 0.77 (completed-job means 0.28-0.32 / 0.47-0.51 / 0.71-0.74)
+        ("beta_b", 0.285, (0.20, 0.25)),
+        ("beta_c", 0.48, (0.47, 0.53)),
+        ("beta_d", 0.72, (0.75, 0.82)),
+    ],
+)
+def test_the_skewed_distributions_have_the_papers_support_mean_and_mode(name, mean, modes):
+    for pmf in pmfs(name):
+        assert pmf.support.min() >= 0.1 and pmf.support.max() == 1.0
+        assert np.array_equal(pmf.support, np.round(pmf.support, 2)) and pmf.probs.sum() == pytest.approx(1.0)
+        assert modes[0] <= pmf.support[np.argmax(pmf.probs)] <= modes[1]
+    assert np.mean([p.mean for p in pmfs(name)]) == pytest.approx(mean, abs=0.025)
+
+
+def test_fixed_arrivals_by_hand_and_the_pool_drawn_without_replacement():
+    cfg = load_config(overrides=["workload.offered_load=null", "workload.replication_factor=2"])
+    w = dataclasses.replace(cfg.workload, horizon_s=5000.0)
+    (pmf,) = pmfs("beta_a", [0])
+    arr = sample_arrivals(w, 3, 1000.0, pmf, np.random.default_rng(0))
+    assert arr.time_s.tolist() == [0.0, 1000.0, 2000.0, 3000.0, 4000.0, 5000.0]
+    assert np.all(arr.interarrival_s == 1000.0)
+    assert sorted(arr.graph.tolist()) == [0, 0, 1, 1, 2, 2]  # two copies of each of three graphs
+
+
+def test_exponential_arrivals_have_the_configured_mean_gap():
+    cfg = load_config(overrides=["workload.offered_load=null", "workload.interarrival=exponential"])
+    w = dataclasses.replace(cfg.workload, horizon_s=2e6)
+    (pmf,) = pmfs("beta_a", [0])
+    arr = sample_arrivals(w, 5, 100.0, pmf, np.random.default_rng(1))
+    n = len(arr.time_s)
+    assert arr.time_s[0] == 0.0 and arr.time_s[-1] <= 2e6 < arr.time_s[-1] + arr.interarrival_s[-1]
+    assert np.allclose(np.diff(arr.time_s), arr.interarrival_s[:-1])
+    assert n == pytest.approx(2e6 / 100.0, rel=0.03)  # about 20,000 arrivals (sd about 0.7 %)
+    assert arr.interarrival_s.std() == pytest.approx(100.0, rel=0.05)  # exponential: sd = mean
+    assert set(np.unique(arr.beta)) <= set(pmf.support)
+
+
+def test_mean_ci_on_one_two_three_by_hand():
+    out = mean_ci(pd.Series([1.0, 2.0, 3.0]))
+    # sd 1, n 3; for 2 degrees of freedom t_p = (2p - 1) / sqrt(2p(1 - p)): t(0.975) = 0.95 / sqrt(0.04875)
+    assert out["mean"] == 2.0 and out["n"] == 3
+    assert out["ci95"] == pytest.approx(0.95 / np.sqrt(0.04875) / np.sqrt(3), rel=1e-9)
+    one = mean_ci(pd.Series([5.0, np.nan]))
+    assert one["mean"] == 5.0 and one["n"] == 1 and np.isnan(one["ci95"])
