@@ -47,6 +47,27 @@ def test_alexnet_depth_is_45_dependencies(pipedream_dir):
     assert read_pipedream(pipedream_dir / "alexnet.txt").depth == 45
 
 
+@pytest.mark.parametrize(
+    "model,depth,ddls",
+    [("alexnet", 45, 44), ("gnmt", 61, 30), ("resnet18", 129, 60), ("squeezenet1_0", 103, 102), ("vgg16", 81, 80)],
+)
+def test_both_depths_pacmls_longest_path_and_the_papers_shortest_path(pipedream_dir, model, depth, ddls):
+    """pacml's node feature is the longest path in dependencies; the paper's table (ddls) counts
+    the nodes on a shortest path from the first source: a documented deviation, both reported."""
+    g = read_pipedream(pipedream_dir / f"{model}.txt")
+    assert (g.depth, g.depth_ddls) == (depth, ddls)
+    assert (summarise(g)["depth"], summarise(g)["depth_ddls"]) == (depth, ddls)
+
+
+def test_both_depths_of_a_hand_made_graph():
+    """A -> B, the join B -> B', B' -> A': the longest path has 3 dependencies and the one path
+    from A holds 4 nodes."""
+    from conftest import two_layer_graph
+
+    g = two_layer_graph()
+    assert (g.depth, g.depth_ddls) == (3, 4)
+
+
 def test_paper_graph_memory_and_sizes(pipedream_dir):
     # ddls.md 9.3
     g = read_pipedream(pipedream_dir / "vgg16.txt")

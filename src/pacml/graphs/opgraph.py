@@ -131,6 +131,26 @@ class OpGraph:
         longest.setflags(write=False)
         return longest
 
+    @cached_property
+    def depth_ddls(self) -> int:
+        """ddls' depth (ddls.md 1.3), the paper's table's: the most nodes on a *shortest* path
+        from the first source op to any op (the source counts 1). pacml's `depth` (longest
+        path, in dependencies) is the node feature; this one is reported beside it."""
+        if not self.num_ops:
+            return 0
+        source = next(v for v in range(self.num_ops) if not self.parents[v])
+        nodes = {source: 1}
+        frontier = [source]
+        while frontier:
+            nxt = []
+            for u in frontier:
+                for v in self.children[u]:
+                    if v not in nodes:
+                        nodes[v] = nodes[u] + 1
+                        nxt.append(v)
+            frontier = nxt
+        return max(nodes.values())
+
     # ---- characterisation ----------------------------------------------------------------
     @property
     def step_time_s(self) -> float:
