@@ -6,7 +6,7 @@ VENV   := .venv
 STAMP  := $(VENV)/.pacml-installed
 CORES  ?= all
 
-.PHONY: test results smoke venv bench clean-venv
+.PHONY: test results smoke venv bench coverage clean-venv
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (set PYTHON=/path/to/python3.11)"; exit 1; }
@@ -32,6 +32,12 @@ smoke: $(STAMP)
 bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/bench_sim.py
 	$(VENV)/bin/python benchmarks/bench_plan.py
+
+# Line and branch coverage of pacml under the suite, printed per module (jobs that the
+# workflow tests run in Snakemake subprocesses are not counted).
+coverage: $(STAMP)
+	$(VENV)/bin/python -m pip install --quiet 'pytest-cov==7.1.0'
+	$(VENV)/bin/python -m pytest -q --cov=pacml --cov-branch --cov-report=term
 
 clean-venv:
 	rm -rf $(VENV)
