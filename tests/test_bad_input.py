@@ -286,3 +286,9 @@ def test_random_pipedream_lines_raise_only_named_errors(lines):
         assert str(exc).startswith("random.txt")
         return
     assert graph.step_time_s > 0 and all(t == t and t < float("inf") for t in graph.compute_time_s)
+
+
+@pytest.mark.parametrize("override", ["cluster.max_degree=[1", "cluster.max_degree=*a", "cluster.max_degree={a: 1"])
+def test_an_override_that_is_not_plain_yaml_names_its_key(override):
+    with pytest.raises(ConfigError, match=r"--set: config key 'cluster\.max_degree'"):
+        load_config(overrides=[override])

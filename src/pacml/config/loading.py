@@ -40,22 +40,28 @@ def check_plain_tree(data: Any, source: str) -> None:
             stack.extend((v, f"{key}.{k}" if key != "<root>" else str(k)) for k, v in items)
 
 
-def read_yaml(text: str, source: str) -> Any:
-    """Parse config YAML safely: plain data only (``yaml.safe_load``), no aliases, bounded size."""
+def read_yaml(text: str, source: str, key: str = "<file>") -> Any:
+    """Parse config YAML safely: plain data only (``yaml.safe_load``), no aliases, bounded size.
+    Errors name ``key`` (the file, or an override's key)."""
     import yaml
 
     if len(text) > MAX_CONFIG_BYTES:
-        raise ConfigError("<file>", f"{len(text)} characters", f"larger than {MAX_CONFIG_BYTES} characters", source)
+        raise ConfigError(key, f"{len(text)} characters", f"larger than {MAX_CONFIG_BYTES} characters", source)
     try:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
             if isinstance(event, yaml.AliasEvent):
                 line = event.start_mark.line + 1
                 raise ConfigError(
-                    f"<line {line}>", f"*{event.anchor}", "YAML anchors and aliases are not accepted", source
+                    key if key != "<file>" else f"<line {line}>",
+                    f"*{event.anchor}",
+                    "YAML anchors and aliases are not accepted",
+                    source,
                 )
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError("<file>", source, f"not valid YAML: {str(exc)[:300]}", source) from None
+        raise ConfigError(
+            key, text if key != "<file>" else source, f"not valid YAML: {str(exc)[:300]}", source
+        ) from None
 
 
 RENAMED_KEYS = {
@@ -158,7 +164,7 @@ def _parse_override(text: str) -> tuple[list[str], Any]:
     keys = key.strip().split(".")
     if not all(k.strip() for k in keys):
         raise ConfigError(key, raw, "an override must look like key.sub=value (an empty key part)", "--set")
-    return keys, read_yaml(raw, f"--set {text}"[:200])
+    return keys, read_yaml(raw, "--set", key.strip())
 
 
 def normalise_cli_values(data: Any) -> Any:
