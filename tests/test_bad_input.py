@@ -144,46 +144,15 @@ def test_a_json_graph_of_no_time_is_refused_by_the_model():
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (
-            [
-                "simulate",
-                "--graphs",
-                "g",
-                "--policy",
-                "para_max",
-                "--dist",
-                "beta_a",
-                "--seed",
-                "-1",
-                "--out",
-                "o.json",
-            ],
-            "seed",
-        ),
-        (
-            [
-                "evaluate",
-                "--graphs",
-                "g",
-                "--policy",
-                "para_max",
-                "--dist",
-                "beta_a",
-                "--seeds",
-                "1",
-                "x",
-                "--out",
-                "o",
-            ],
-            "integer",
-        ),
-        (["simulate", "--graphs", "g", "--policy", "para_max", "--dist", "beta_a", "--out", "."], "is a directory"),
-        (["graphs", "import-pipedream", "d", "--out", "o", "--steps", "-5"], "must be an integer >= 1"),
+        ("simulate --graphs g --policy para_max --dist beta_a --seed -1 --out o.json", "seed"),
+        ("evaluate --graphs g --policy para_max --dist beta_a --seeds 1 x --out o", "integer"),
+        ("simulate --graphs g --policy para_max --dist beta_a --out .", "is a directory"),
+        ("graphs import-pipedream d --out o --steps -5", "must be an integer >= 1"),
     ],
 )
 def test_cli_arguments_out_of_range_exit_2_naming_the_argument(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
-        main(argv)
+        main(argv.split())
     assert exc.value.code == 2 and message in capsys.readouterr().err
 
 

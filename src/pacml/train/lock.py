@@ -10,7 +10,6 @@ MLflow run carries too (tags ``owner.host``, ``owner.pid``, ``owner.started``).
 
 from __future__ import annotations
 
-import datetime
 import fcntl
 import json
 import os
@@ -20,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pacml.errors import TrainingLockedError
+from pacml.tracking import this_process
 
 LOCK_NAME = ".trainer.lock"
 
@@ -49,11 +49,7 @@ def training_lock(folder: str | Path) -> Iterator[dict]:
                 yield owner  # this process holds it already
                 return
             raise TrainingLockedError(folder, owner) from None
-        owner = {
-            "host": socket.gethostname(),
-            "pid": os.getpid(),
-            "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        }
+        owner = this_process()
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps(owner).encode())
         try:
