@@ -105,3 +105,24 @@ def test_thread_count_is_not_part_of_any_run_hash():
     one, four = load_config(), load_config(overrides=["ppo.torch_threads=4"])
     assert section_hash(one, "ppo") == section_hash(four, "ppo")
     assert section_hash(one, "ppo") != section_hash(load_config(overrides=["ppo.gamma=0.9"]), "ppo")
+
+
+def test_each_job_hashes_the_keys_it_reads():
+    from pacml.config import evaluation_keys, section_hash, training_keys
+
+    def hashes(*overrides):
+        cfg = load_config(overrides=["imitation.iterations=12", *overrides])  # config.yaml's imitation
+        jobs = {p: section_hash(cfg, *evaluation_keys(cfg, p)) for p in ("pacml", "para_max", "best_fixed")}
+        return {**jobs, "train": section_hash(cfg, *training_keys(cfg))}
+
+    base = hashes()
+    changed = lambda *o: {job for job, h in hashes(*o).items() if h != base[job]}  # noqa: E731
+    assert changed("ppo.gamma=0.9") == changed("agent.hidden_dim=32") == {"pacml", "train"}
+    assert changed("planning.num_futures=3") == {"pacml", "train", "best_fixed"}  # the agent imitates the planner
+    assert changed("workflow.test_seeds=[7]") == {"pacml", "para_max", "best_fixed"}
+    assert changed("cluster.max_degree=8") == {"pacml", "para_max", "best_fixed", "train"}
+    assert changed("tracking.experiment=other", "figures.load_sweep_offered_loads=[0.5]") == set()
+    # PPO alone (no imitation) reads no planner key
+    no_teacher = load_config(overrides=["imitation.iterations=0"])
+    other = load_config(overrides=["imitation.iterations=0", "planning.num_futures=3"])
+    assert section_hash(no_teacher, *training_keys(no_teacher)) == section_hash(other, *training_keys(other))

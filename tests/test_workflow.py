@@ -67,7 +67,7 @@ def test_dry_run_plans_every_job_of_the_default_config(tmp_path):
     assert counts == {
         "graphs": 1,
         "graph_summary": 1,
-        "mlflow_init": 1,
+        "mlflow_init": 4,
         "train": 12,
         "select": 4,
         "evaluate": 108,
@@ -77,7 +77,7 @@ def test_dry_run_plans_every_job_of_the_default_config(tmp_path):
         "figures": 1,
         "report": 1,
         "all": 1,
-        "total": 136,
+        "total": 139,
     }
 
 
@@ -144,6 +144,47 @@ def test_a_yaml_alias_bomb_in_config_yaml_is_refused_before_any_job(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+# What a finished smoke run (beta_a and beta_d, one training seed, pacml + para_max, para_min,
+# best_fixed, rollout; a load sweep of para_max and pacml on beta_a) reruns for one changed key
+# per section, written out by hand from what each job reads.
+_TAIL = {"aggregate": 2, "summary": 1, "figures": 1, "report": 1}
+_EVERY_RUN = {"select": 2, "train": 2, "evaluate": 10, "load_sweep": 1, **_TAIL}
+_AGENT = {"train": 2, "evaluate": 2, "load_sweep": 1, **_TAIL}  # PAC-ML's jobs alone
+SECTION_EDITS = [
+    ({"cluster.max_degree": 8}, _EVERY_RUN),
+    ({"partition.min_op_time_s": 2.0e-5}, _EVERY_RUN),
+    ({"workload.horizon_s": 40000.0}, _EVERY_RUN),
+    ({"workload.num_training_steps": 20}, {"graphs": 1, "graph_summary": 1, **_EVERY_RUN}),
+    ({"graphs.models": ["alexnet", "gnmt", "resnet18", "vgg16"]}, {"graphs": 1, "graph_summary": 1, **_EVERY_RUN}),
+    ({"agent.hidden_dim": 32}, _AGENT),
+    ({"ppo.gamma": 0.9}, _AGENT),
+    ({"imitation.epochs": 5}, _AGENT),
+    # the planner: the selection, the planners' evaluations, and the agent that imitates it
+    ({"planning.num_futures": 3}, {"select": 2, "train": 2, "evaluate": 6, "load_sweep": 1, **_TAIL}),
+    ({"workflow.validation_seeds": [1800]}, {"select": 2, "train": 2, "evaluate": 6, "load_sweep": 1, **_TAIL}),
+    ({"workflow.test_seeds": [101]}, {"evaluate": 10, "load_sweep": 1, **_TAIL}),
+    ({"workflow.train_seeds": [0, 1]}, {"train": 2, "evaluate": 10, **_TAIL}),
+    ({"workflow.baselines": ["para_max", "para_min", "best_fixed", "rollout", "sequential"]}, {"evaluate": 2, **_TAIL}),
+    # a new distribution: its own jobs, and nothing of the others
+    (
+        {"workflow.distributions": ["beta_a", "beta_d", "beta_b"]},
+        {
+            "mlflow_init": 1,
+            "select": 1,
+            "train": 1,
+            "evaluate": 5,
+            "aggregate": 1,
+            "summary": 1,
+            "figures": 1,
+            "report": 1,
+        },
+    ),
+    ({"figures.load_sweep_offered_loads": [0.5, 0.75]}, {"load_sweep": 1, "figures": 1, "report": 1}),
+    # speed, never numbers: only the report, which prints the config, is written again
+    ({"ppo.torch_threads": 2}, {"report": 1}),
+]
+
+
 @pytest.mark.slow
 def test_smoke_profile_end_to_end(tmp_path):
     out = snakemake(tmp_path, "--cores", "2", "--config", "workflow={scale: smoke}", timeout=900)
@@ -191,6 +232,14 @@ def test_smoke_profile_end_to_end(tmp_path):
     parents = {r.info.run_id for r in runs if r.data.tags.get("kind") == "parent"}
     assert all(r.data.tags["mlflow.parentRunId"] in parents for r in runs if r.data.tags.get("kind") != "parent")
     assert all(r.data.tags["owner.pid"].isdigit() for r in runs if r.data.tags.get("kind") != "parent")
+
+    # one changed key per section: the dry run plans exactly the jobs that read it
+    for change, expected in SECTION_EDITS:
+        plan = snakemake(tmp_path, "-n", "--cores", "2", "--config", "workflow={scale: smoke}", smoke=change)
+        assert plan.returncode == 0, plan.stderr[-3000:]
+        counts = job_counts(plan.stdout)
+        del counts["total"]
+        assert counts == {**expected, "all": 1}, (change, counts)
 
     # a rerun with one changed key: it plans what that key affects, and the store then holds
     # one current run per logical job, the old ones superseded visibly

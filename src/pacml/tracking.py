@@ -128,24 +128,30 @@ def init_store(
     tags: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """Create the store, the experiment and one parent run per distribution (idempotent:
-    existing parents are reused). Returns {dist: parent run id}."""
+    existing parents are reused). Returns {dist: parent run id}. Parallel calls on one store
+    (the workflow's per-distribution ``mlflow_init`` jobs) take turns on ``<db>.init.lock``, so
+    the schema, the experiment and each parent are created once."""
+    import fcntl
+
     Path(db_path).parent.mkdir(parents=True, exist_ok=True)
-    mlflow = _mlflow(sqlite_uri(db_path))
-    client = mlflow.MlflowClient()
-    exp = client.get_experiment_by_name(experiment)
-    if exp is None:
-        exp_id = client.create_experiment(experiment, artifact_location=Path(artifact_root).resolve().as_uri())
-    else:
-        exp_id = exp.experiment_id
-    parents = {}
-    for dist in dists:
-        found = client.search_runs([exp_id], filter_string=f"tags.dist = '{dist}' and tags.kind = 'parent'")
-        if found:
-            parents[dist] = found[0].info.run_id
-            continue
-        run = client.create_run(exp_id, run_name=dist, tags={"dist": dist, "kind": "parent", **(tags or {})})
-        client.set_terminated(run.info.run_id)
-        parents[dist] = run.info.run_id
+    with open(f"{db_path}.init.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # blocking; released when the file closes or the process dies
+        mlflow = _mlflow(sqlite_uri(db_path))
+        client = mlflow.MlflowClient()
+        exp = client.get_experiment_by_name(experiment)
+        if exp is None:
+            exp_id = client.create_experiment(experiment, artifact_location=Path(artifact_root).resolve().as_uri())
+        else:
+            exp_id = exp.experiment_id
+        parents = {}
+        for dist in dists:
+            found = client.search_runs([exp_id], filter_string=f"tags.dist = '{dist}' and tags.kind = 'parent'")
+            if found:
+                parents[dist] = found[0].info.run_id
+                continue
+            run = client.create_run(exp_id, run_name=dist, tags={"dist": dist, "kind": "parent", **(tags or {})})
+            client.set_terminated(run.info.run_id)
+            parents[dist] = run.info.run_id
     return parents
 
 

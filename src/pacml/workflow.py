@@ -29,7 +29,7 @@ def setup_job(snakemake):
 
 def run_store(snakemake) -> RunStore:
     """The job's MLflow store, from the rule's params and the mlflow_init output."""
-    return RunStore(snakemake.params.db, snakemake.params.experiment, snakemake.input.parents[0])
+    return RunStore(snakemake.params.db, snakemake.params.experiment, snakemake.input.parents)
 
 
 def check_workflow_inputs(cfg: Config) -> None:
@@ -82,7 +82,8 @@ def build_graphs(cfg: Config, out_paths: list[str]) -> list[Path]:
 
 
 def init_tracking(db: str | Path, experiment: str, dists: list[str], out_json: str | Path) -> dict:
-    """The ``mlflow_init`` rule: create the store once; record the parent run ids."""
+    """The ``mlflow_init`` rule, one job per distribution (adding a distribution reruns
+    nothing else): create the store if it is missing; record the distribution's parent run id."""
     from pacml.runs import write_json
     from pacml.tracking import git_commit, init_store
 

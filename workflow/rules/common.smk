@@ -1,5 +1,6 @@
 # Validation, names and paths shared by every rule.
-from pacml.config import config_from_dict, normalise_cli_values, section_hash
+from pacml.config import (GRAPH_KEYS, SELECTION_KEYS, config_from_dict, evaluation_keys,
+                          normalise_cli_values, section_hash, training_keys)
 from pacml.workflow import check_workflow_inputs
 from snakemake.utils import validate
 
@@ -9,15 +10,21 @@ CFG = config_from_dict(config, "config.yaml")  # typed validation: errors name t
 validate(config, "../schemas/config.schema.yaml")
 check_workflow_inputs(CFG)
 # Params that change with the config, so that `--config` edits rerun what they affect
-# (Snakemake's "params" rerun trigger): the graphs' settings, and everything that shapes a run.
-GRAPHS_HASH = section_hash(CFG, "graphs", "workload.num_training_steps")
-RUN_SECTIONS = ("graphs", "cluster", "partition", "workload", "distributions", "agent", "ppo", "planning")
-RUN_HASH = section_hash(CFG, *RUN_SECTIONS)
-# the selection depends on the validation seeds (and so does training that imitates the
-# planner); an evaluation also on the test seeds
-SELECT_HASH = section_hash(CFG, *RUN_SECTIONS, "workflow.validation_seeds")
-TRAIN_HASH = SELECT_HASH if CFG.imitation.iterations else RUN_HASH
-EVAL_HASH = section_hash(CFG, *RUN_SECTIONS, "workflow.validation_seeds", "workflow.test_seeds")
+# (Snakemake's "params" rerun trigger); each job hashes the keys it reads (pacml.config.hashing).
+GRAPHS_HASH = section_hash(CFG, *GRAPH_KEYS)
+SELECT_HASH = section_hash(CFG, *SELECTION_KEYS)
+TRAIN_HASH = section_hash(CFG, *training_keys(CFG))
+
+
+def evaluation_hash(wildcards):
+    """A baseline's evaluation reads no agent or PPO key: a PPO edit reruns PAC-ML's alone."""
+    return section_hash(CFG, *evaluation_keys(CFG, wildcards.policy))
+
+
+# the load sweep's policies, each with what it reads
+LOAD_SWEEP_HASH = section_hash(
+    CFG, *dict.fromkeys(k for p in CFG.figures.load_sweep_policies for k in evaluation_keys(CFG, p))
+)
 DISTS = list(CFG.workflow.distributions)
 SEEDS = list(CFG.workflow.train_seeds)
 BASELINES = list(CFG.workflow.baselines)

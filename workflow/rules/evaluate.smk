@@ -25,14 +25,14 @@ rule evaluate:
         "Evaluating {wildcards.policy} on {wildcards.dist} (replicate {wildcards.seed}) on the test seeds"
     input:
         graphs=rules.graphs.output,
-        parents=rules.mlflow_init.output,
+        parents="results/mlflow/parents/{dist}.json",
         checkpoint=checkpoint_input,
         selection=selection_input,
     output:
         metrics="results/{dist}/eval/{policy}_seed{seed}.json",
         jobs="results/{dist}/eval/{policy}_seed{seed}_jobs.csv",
     params:
-        config_hash=EVAL_HASH,
+        config_hash=evaluation_hash,
         db=TRACKING.db,
         experiment=TRACKING.experiment,
     log:
@@ -102,7 +102,7 @@ rule load_sweep:
     output:
         "results/load_sweep.csv",
     params:
-        config_hash=EVAL_HASH,
+        config_hash=LOAD_SWEEP_HASH,
         dist=LOAD_SWEEP_DIST,
         loads=list(CFG.figures.load_sweep_offered_loads),
         policies=list(CFG.figures.load_sweep_policies),

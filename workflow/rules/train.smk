@@ -1,16 +1,15 @@
 rule mlflow_init:
     message:
-        "Creating the MLflow store and one parent run per distribution"
+        "The MLflow store and {wildcards.dist}'s parent run"
     output:
-        "results/mlflow/parents.json",
+        "results/mlflow/parents/{dist}.json",
     params:
         db=TRACKING.db,
         experiment=TRACKING.experiment,
-        dists=DISTS,
     log:
-        "results/logs/mlflow_init.log",
+        "results/logs/mlflow_init/{dist}.log",
     benchmark:
-        "results/benchmarks/mlflow_init.tsv"
+        "results/benchmarks/mlflow_init/{dist}.tsv"
     threads: 1
     resources:
         mem_mb=1000,
@@ -25,7 +24,7 @@ rule train:
         "Training PAC-ML on {wildcards.dist}, seed {wildcards.seed}"
     input:
         graphs=rules.graphs.output,
-        parents=rules.mlflow_init.output,
+        parents="results/mlflow/parents/{dist}.json",
         selection=teacher_input,
     output:
         checkpoint="results/{dist}/train/seed{seed}/best.pt",

@@ -5,7 +5,16 @@ validates everything once; errors name the dotted key, the value and the file.
 Defaults are the paper's setting (``../shared/research/paper.md``, ``ddls.md``).
 """
 
-from pacml.config.hashing import NOT_RESULT_KEYS, config_hash, section_hash
+from pacml.config.hashing import (
+    EPISODE_KEYS,
+    GRAPH_KEYS,
+    NOT_RESULT_KEYS,
+    SELECTION_KEYS,
+    config_hash,
+    evaluation_keys,
+    section_hash,
+    training_keys,
+)
 from pacml.config.learning import AgentConfig, ImitationConfig, PlanningConfig, PPOConfig
 from pacml.config.loading import (
     EXTRA_SECTIONS,
@@ -26,10 +35,13 @@ from pacml.config.simulation import (
 from pacml.config.tree import Config, FiguresConfig, TrackingConfig, WorkflowConfig
 
 __all__ = [
+    "EPISODE_KEYS",
     "EXTRA_SECTIONS",
+    "GRAPH_KEYS",
     "NOT_RESULT_KEYS",
     "PAPER_MODELS",
     "RENAMED_KEYS",
+    "SELECTION_KEYS",
     "AgentConfig",
     "BetaDistribution",
     "ClusterConfig",
@@ -46,7 +58,9 @@ __all__ = [
     "apply_scale",
     "config_from_dict",
     "config_hash",
+    "evaluation_keys",
     "load_config",
     "normalise_cli_values",
     "section_hash",
+    "training_keys",
 ]

@@ -20,6 +20,36 @@ NOT_RESULT_KEYS = ("ppo.torch_threads",)
 """Keys that change how fast a run goes, never its numbers: left out of every run hash."""
 
 
+GRAPH_KEYS = ("graphs", "workload.num_training_steps")
+"""What the graphs rule writes depends on: the models and the steps a job trains for."""
+EPISODE_KEYS = ("graphs", "cluster", "partition", "workload", "distributions")
+"""What every episode depends on: the job pool, the cluster, the partitioner, arrivals and β."""
+SELECTION_KEYS = (*EPISODE_KEYS, "planning", "workflow.validation_seeds")
+"""best_fixed's degree and the planners' base policy are chosen on the validation seeds."""
+NEEDS_SELECTION = ("best_fixed", "rollout", "rollout_clairvoyant")
+"""The policies whose evaluation reads the selection."""
+
+
+def training_keys(cfg: Config) -> tuple[str, ...]:
+    """What a training run depends on: its episodes, the agent and PPO, the imitation, and,
+    when it imitates the planner (``imitation.iterations`` > 0), the planner and the
+    validation seeds that chose the planner's base policy."""
+    episodes = SELECTION_KEYS if cfg.imitation.iterations else EPISODE_KEYS
+    return (*episodes, "agent", "ppo", "imitation")
+
+
+def evaluation_keys(cfg: Config, policy: str) -> tuple[str, ...]:
+    """What one policy's evaluation depends on: its test episodes and what made the policy
+    (a baseline reads no agent or PPO key, so a PPO edit reruns only PAC-ML's evaluations)."""
+    if policy == "pacml":
+        made_by = training_keys(cfg)
+    elif policy in NEEDS_SELECTION:
+        made_by = SELECTION_KEYS
+    else:
+        made_by = EPISODE_KEYS
+    return (*made_by, "workflow.test_seeds")
+
+
 def section_hash(cfg: Config, *keys: str) -> str:
     """A short hash of the named (dotted) parts of the config, e.g. ``section_hash(cfg,
     "cluster", "workload.num_training_steps")``; `NOT_RESULT_KEYS` never count."""

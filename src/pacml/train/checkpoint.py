@@ -13,23 +13,8 @@ from pathlib import Path
 
 import torch
 
-from pacml.config import Config, config_from_dict, config_hash, section_hash
+from pacml.config import Config, config_from_dict, config_hash, section_hash, training_keys
 from pacml.errors import CheckpointError
-
-RUN_SECTIONS = (
-    "graphs",
-    "cluster",
-    "partition",
-    "workload",
-    "distributions",
-    "agent",
-    "ppo",
-    "planning",
-    "imitation",
-    "workflow.validation_seeds",
-)
-"""The config a training run depends on (the planner and its validation seeds teach the
-imitation; the rest of the workflow section does not count)."""
 
 
 def read_checkpoint(path: str | Path) -> dict:
@@ -54,7 +39,9 @@ def read_checkpoint(path: str | Path) -> dict:
 
 
 def run_hash(cfg: Config) -> str:
-    return section_hash(cfg, *RUN_SECTIONS)
+    """The hash of what training depends on (`training_keys`); a ``last.pt`` with another one
+    is not resumed."""
+    return section_hash(cfg, *training_keys(cfg))
 
 
 def save_checkpoint(path: str | Path, net, opt, gen: torch.Generator, cfg: Config, state: dict) -> None:
