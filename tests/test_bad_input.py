@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -261,3 +262,58 @@ def test_random_pipedream_lines_raise_only_named_errors(lines):
 def test_an_override_that_is_not_plain_yaml_names_its_key(override):
     with pytest.raises(ConfigError, match=r"--set: config key 'cluster\.max_degree'"):
         load_config(overrides=[override])
+
+
+SIM = "simulate --graphs g --dist beta_a --out o.json --set graphs.models=[]"
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (f"{SIM} --policy nosuch", "unknown policy 'nosuch'; known: para_max"),
+        (f"{SIM} --policy fixed-99", r"policy 'fixed-99': degree 99 must be in 1\.\.16"),
+        (f"{SIM} --policy pacml", r"policy 'pacml' needs a checkpoint \(--checkpoint FILE\)"),
+        (f"{SIM} --policy para_max --dist beta_z", "unknown distribution 'beta_z'"),
+        (f"{SIM} --policy para_max --set cluster.rackz=3", "config key 'cluster.rackz' = 3: unknown key"),
+        (f"{SIM} --policy para_max --config nosuch.yaml", "nosuch.yaml: .*cannot read"),
+        (
+            "simulate --graphs nodir --dist beta_a --out o.json --policy para_max",
+            "nodir: graph directory does not exist",
+        ),
+        (
+            "evaluate --graphs g --policy pacml --checkpoint no.pt --dist beta_a --seeds 1 --out o.json",
+            "no.pt: no such",
+        ),
+        ("train --graphs g --dist beta_a --out t --set ppo.gamma=2", r"config key 'ppo\.gamma'"),
+        ("graphs import-pipedream nodir --out o", "nodir: PipeDream profile directory does not exist"),
+        ("graphs summary bad/broken.txt", r"broken\.txt:1: node 'node1' lacks backward_compute_time"),
+    ],
+)
+def test_cli_errors_exit_2_with_one_line_naming_the_cause(tmp_path, monkeypatch, capsys, argv, message):
+    from pacml.graphs.io import write_graph
+
+    from conftest import two_layer_graph
+
+    (tmp_path / "g").mkdir()
+    write_graph(two_layer_graph(), tmp_path / "g" / "toy.json")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "broken.txt").write_text("node1 -- Conv2d -- forward_compute_time=abc\n")
+    monkeypatch.chdir(tmp_path)
+    rc = main(argv.split())
+    err = capsys.readouterr().err
+    assert rc == 2 and re.search(message, err), err
+    assert err.startswith("pacml: error: ") and "Traceback" not in err and err.count("\n") == 1
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_cli_usage_errors_exit_2_from_the_shell(tmp_path):
+    import subprocess
+    import sys
+
+    for argv, message in ([[], "required: COMMAND"], [["nosuch"], "invalid choice: 'nosuch'"]):
+        out = subprocess.run([sys.executable, "-m", "pacml", *argv], capture_output=True, text=True, cwd=tmp_path)
+        assert out.returncode == 2 and message in out.stderr, out.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "pacml", *f"{SIM} --policy nosuch".split()], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith("pacml: error: g: graph directory does not exist"), bad.stderr
