@@ -10,6 +10,7 @@ CFG = ClusterConfig()  # 4e11 B/s per channel, 50 ns propagation, 100 ns I/O
 
 def test_one_to_one():
     assert one_to_one_time_s(4e8, CFG) == pytest.approx(50e-9 + 200e-9 + 1e-3, rel=1e-15)
+    assert one_to_one_time_s(1, CFG) == pytest.approx(50e-9 + 200e-9 + 1 / 4e11, rel=1e-15)  # a byte is a flow
     assert one_to_one_time_s(0, CFG) == 0.0
 
 

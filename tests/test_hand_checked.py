@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from pacml.config import load_config
+from pacml.errors import ConfigError
 from pacml.evaluation import run_episode
 from pacml.policies.base import make_policy
 from pacml.sim.engine import ClusterModel, Episode
@@ -140,3 +141,165 @@ def test_one_rack_and_two_groups_are_different_steps_in_the_cache():
     assert (across.workers_mask, rack.workers_mask) == (0b10001, 0b11)
     assert rack.step.step_time_s == 5.0 and across.step.step_time_s == pytest.approx(5.004002, abs=1e-12)
     assert m.allocate(0, 2, 0b11).step == rack.step and m.cache.step_simulations == 2
+
+
+def test_a_job_finishing_exactly_at_the_horizon_completes_in_the_engine_and_the_lookahead():
+    """The toy job (500 s) arriving at 600 s finishes at the 1100 s horizon: completed (a
+    departure at the horizon is in time), and the look-ahead counts no block for it."""
+    from pacml.sim.lookahead import base_rule, blocked_after
+
+    m = toy_model(1, 1, 1, "workload.interarrival_s=600", "workload.horizon_s=1100")
+    ep = Episode(m, "lax", np.random.default_rng(0))
+    ep.step(1)
+    assert ep.decision.time_s == 600.0
+    seq = base_rule("sequential", m)
+    assert blocked_after(m, ep.snapshot(), ep.decision.graph_index, 1.0, 1, [], [], [], seq) == 0
+    ep.step(1)
+    assert [(r.arrival_s, r.finish_s, r.outcome) for r in ep.records[:2]] == [
+        (0.0, 500.0, "completed"),
+        (600.0, 1100.0, "completed"),
+    ]
+
+
+def test_the_snapshot_after_the_last_decision_is_at_the_horizon():
+    m = toy_model(1, 1, 1, "workload.interarrival_s=600", "workload.horizon_s=1100")
+    ep = Episode(m, "lax", np.random.default_rng(0))
+    while not ep.done:
+        ep.step(1)
+    assert ep.snapshot().time_s == 1100.0 and ep.snapshot().departures == ()
+
+
+def test_the_true_future_is_the_next_h_arrivals():
+    m = toy_model(1, 1, 1, "workload.interarrival_s=600", "workload.horizon_s=3000")
+    ep = Episode(m, "lax", np.random.default_rng(0))
+    ep.step(1)  # now at the arrival at 600 s
+    fut = ep.future(2)
+    assert list(fut.time_s) == [1200.0, 1800.0] and list(fut.interarrival_s) == [600.0, 600.0]
+    assert list(fut.graph) == [0, 0] and list(fut.beta) == [1.0, 1.0]
+    assert len(ep.future(0).time_s) == len(ep.future(-3).time_s) == 0
+    assert list(ep.future(100).time_s) == [1200.0, 1800.0, 2400.0, 3000.0]  # up to the horizon arrival
+
+
+def test_metrics_of_hand_written_records():
+    """Three records on 8 workers over a 10 s horizon (5 training steps per job):
+    a completed job (4 workers, 2.5 s, half of it computing, beta 0.3 -> requested speed-up 4),
+    one still running at the horizon (2 workers, 2 of its 4 s done, a quarter computing), and
+    one blocked by its JCT requirement."""
+    from pacml.sim.metrics import episode_metrics
+    from pacml.sim.records import JobRecord
+
+    common = {"model": "toy", "interarrival_s": 10.0}
+    records = [
+        JobRecord(
+            0,
+            arrival_s=0.0,
+            beta=0.3,
+            sequential_jct_s=10.0,
+            max_acceptable_jct_s=3.0,
+            job_bytes=100.0,
+            outcome="completed",
+            action=4,
+            jct_s=2.5,
+            finish_s=2.5,
+            num_workers=4,
+            utilisation=0.5,
+            partitioned_bytes=200.0,
+            **common,
+        ),  # fmt: skip
+        JobRecord(
+            1,
+            arrival_s=8.0,
+            beta=0.5,
+            sequential_jct_s=4.0,
+            max_acceptable_jct_s=2.0,
+            job_bytes=50.0,
+            outcome="running",
+            action=2,
+            jct_s=4.0,
+            finish_s=12.0,
+            num_workers=2,
+            utilisation=0.25,
+            partitioned_bytes=80.0,
+            **common,
+        ),  # fmt: skip
+        JobRecord(
+            2,
+            arrival_s=9.0,
+            beta=0.2,
+            sequential_jct_s=5.0,
+            max_acceptable_jct_s=1.0,
+            job_bytes=30.0,
+            outcome="blocked",
+            action=8,
+            cause="jct",
+            **common,
+        ),  # fmt: skip
+    ]
+    met = episode_metrics(records, num_workers=8, horizon_s=10.0, num_training_steps=5)
+    expected = {
+        "jobs_arrived": 3,
+        "jobs_accepted": 2,
+        "jobs_completed": 1,
+        "jobs_blocked": 1,
+        "blocked_jct": 1,
+        "jobs_running_at_horizon": 1,
+        "blocking_rate": 1 / 3,
+        "acceptance_rate": 1 / 3,
+        "mean_jct": 2.5,
+        "mean_jct_speedup": 4.0,  # 10 / 2.5
+        "mean_requested_speedup": 4.0,  # ceil(1 / 0.3)
+        "mean_degree": 3.0,
+        "mean_workers_per_job": 3.0,
+        "mean_beta_completed": 0.3,
+        "demand_throughput": (100.0 + 50.0 * 2 / 4) / 10,
+        "cluster_throughput": (200.0 + 80.0 * 2 / 4) / 10,
+        "worker_utilisation": (4 * 2.5 * 0.5 + 2 * 2 * 0.25) / 80,
+        "worker_utilisation_ddls": (4 * 2.5 * 0.5 + 2 * 2 * 0.25) / 80 / 5,
+        "worker_occupancy": (4 * 2.5 + 2 * 2) / 80,
+        "mean_load_rate": (100.0 + 50.0 + 30.0) / 10 / 3,
+        "episode_return": 1,  # two accepted, one blocked at its decision
+    }
+    for key, value in expected.items():
+        assert met[key] == pytest.approx(value, rel=1e-12), key
+
+
+def test_metrics_of_an_episode_without_arrivals():
+    from pacml.sim.metrics import METRICS, episode_metrics
+
+    met = episode_metrics([], num_workers=8, horizon_s=10.0, num_training_steps=5)
+    assert set(met) == set(METRICS)
+    assert met["blocking_rate"] == met["acceptance_rate"] == 0.0 and met["jobs_arrived"] == 0
+    assert np.isnan(met["mean_jct"]) and np.isnan(met["mean_degree"]) and met["worker_occupancy"] == 0.0
+
+
+def test_the_model_refuses_an_empty_pool_and_an_op_over_a_workers_memory():
+    from pacml.errors import InfeasibleClusterError
+
+    cfg = load_config(overrides=["workload.offered_load=null"])
+    with pytest.raises(InfeasibleClusterError, match="no job graphs given"):
+        ClusterModel([], cfg)
+    g = two_layer_graph()  # its largest op holds 8e8 B
+    ClusterModel([g], load_config(overrides=["cluster.worker_memory_bytes=8e8"]))  # exactly fits
+    with pytest.raises(InfeasibleClusterError, match=r"graph 'toy': op .* needs 8e\+08 B.*worker_memory_bytes"):
+        ClusterModel([g], load_config(overrides=["cluster.worker_memory_bytes=7.9e8"]))
+
+
+def test_the_interarrival_from_the_offered_load_and_the_arrivals_bound():
+    """The toy job's 500 s on 32 workers at offered load 0.5: one arrival every 500 / 16 =
+    31.25 s. At load 15.625 the interarrival is 1 s, so a 999,999 s horizon holds exactly
+    1,000,000 arrivals (the bound) and one more second is refused."""
+    g = two_layer_graph()
+    assert ClusterModel([g], load_config(overrides=["workload.offered_load=0.5"])).interarrival_s == 31.25
+    fast = ["workload.offered_load=15.625"]
+    assert ClusterModel([g], load_config(overrides=[*fast, "workload.horizon_s=999999"])).interarrival_s == 1.0
+    with pytest.raises(ConfigError, match=r"'workload\.horizon_s' = 1000000\.0.*1e\+06 arrivals"):
+        ClusterModel([g], load_config(overrides=[*fast, "workload.horizon_s=1000000"]))
+
+
+def test_a_job_shorter_than_a_second_is_a_valid_job():
+    g = two_layer_graph(steps=50)
+    m = ClusterModel(
+        [g],
+        load_config(overrides=["workload.compute_time_scale=1", "workload.offered_load=0.5", "workload.horizon_s=10"]),
+    )
+    assert m.sequential_jct_s[0] == pytest.approx(0.5, rel=1e-12)

@@ -200,3 +200,26 @@ def test_select_tunes_the_planners_base_on_validation_seeds():
     best = min(report["rollout_blocking_rate_by_base"].values())
     assert report["rollout_blocking_rate_by_base"][chosen.rollout_base] == best
     assert by_degree[str(chosen.fixed_degree)] == min(by_degree.values())
+
+
+def test_base_rules_by_hand_on_eight_workers():
+    """C = R = S = 2: placeable degrees 1, 2, 4, 8. By free servers 0..8, with beta 0.3 (PAC-ML's
+    requested speed-up ceil(1 / 0.3) = 4)."""
+    from pacml.errors import UnknownNameError
+
+    m = ClusterModel(toy_pool(), load_config(overrides=["cluster.communication_groups=2", "cluster.racks_per_group=2",
+                                                        "cluster.servers_per_rack=2"]))  # fmt: skip
+    assert m.placeable == (1, 2, 4, 8)
+    by_free = {
+        "para_max": [0, 1, 2, 2, 4, 4, 4, 4, 8],
+        "para_min": [0, 1, 2, 2, 4, 4, 4, 4, 4],
+        "sequential": [0, 1, 1, 1, 1, 1, 1, 1, 1],
+        "fixed-4": [0, 0, 0, 0, 4, 4, 4, 4, 4],
+        "fixed-3": [0] * 9,  # not a placeable degree
+    }
+    for name, want in by_free.items():
+        rule = base_rule(name, m)
+        assert [rule(0, 0.3, (1 << free) - 1) for free in range(9)] == want, name
+    for bad in ("nosuch", "fixed-x", "fixed-"):
+        with pytest.raises(UnknownNameError, match=f"unknown base policy '{bad}'; known: para_max"):
+            base_rule(bad, m)

@@ -56,3 +56,13 @@ def test_blocks_have_n_distinct_servers_inside_the_cluster(C, R, S):
         for mask, servers in t.blocks(n):
             assert len(set(servers)) == n == mask.bit_count()
             assert all(0 <= s < t.num_workers for s in servers)
+
+
+@pytest.mark.parametrize("key", ["communication_groups", "racks_per_group", "servers_per_rack"])
+def test_a_topology_built_without_the_config_loader_still_refuses_an_empty_dimension(key):
+    """RampTopology is public: a ClusterConfig made in code (not validated by load_config)
+    with a zero dimension is refused, naming the key and the value."""
+    from pacml.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=rf"config key 'cluster\.{key}' = 0: must be >= 1"):
+        RampTopology(ClusterConfig(**{"racks_per_group": 1, key: 0}))

@@ -70,7 +70,7 @@ def episode_metrics(
     demand = cluster = busy = held = 0.0
     for r in accepted:
         ran = min(r.finish_s, horizon_s) - r.arrival_s
-        frac = ran / r.jct_s if r.jct_s > 0 else 1.0
+        frac = ran / r.jct_s  # > 0: ClusterModel refuses a job of no time
         demand += r.job_bytes * frac
         cluster += r.partitioned_bytes * frac
         held += r.num_workers * ran

@@ -1,0 +1,123 @@
+"""The tables the results are read from, on hand-written evaluation rows: tidy rows, means and
+95 % confidence intervals, the Markdown summary, best_fixed's rows, the decision table."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pacml.analysis import aggregate_dist, decision_table, summarise_all, tidy_rows
+from pacml.sim.metrics import METRICS
+
+T_975_1 = 12.706204736174698  # Student t, 97.5 % quantile, 1 degree of freedom (tables)
+
+
+def eval_file(path, dist, policy, rates):
+    """An evaluate rule's JSON: one row per (replicate, test seed); every metric 0 except the
+    blocking rate (and mean_degree = 10 x the blocking rate, to tell metrics apart)."""
+    rows = [
+        {
+            **dict.fromkeys(METRICS, 0.0),
+            "dist": dist,
+            "policy": policy,
+            "replicate": i,
+            "seed": 100,
+            "blocking_rate": r,
+            "mean_degree": 10 * r,
+        }  # fmt: skip
+        for i, r in enumerate(rates)
+    ]
+    path.write_text(json.dumps(rows))
+    return path
+
+
+def selection(path, dist, degree, base):
+    path.write_text(
+        json.dumps({"dist": dist, "fixed_degree": degree, "validation_seeds": [1, 2, 3], "rollout_base": base})
+    )
+    return path
+
+
+def test_tidy_rows_one_per_replicate_seed_and_metric(tmp_path):
+    tidy = tidy_rows([eval_file(tmp_path / "a.json", "beta_a", "pacml", [0.1, 0.2])])
+    assert len(tidy) == 2 * len(METRICS)
+    assert list(tidy.columns) == ["dist", "policy", "replicate", "seed", "metric", "value"]
+    br = tidy[tidy["metric"] == "blocking_rate"]
+    assert br["value"].tolist() == [0.1, 0.2] and br["replicate"].tolist() == [0, 1]
+    assert tidy[tidy["metric"] == "mean_degree"]["value"].tolist() == [1.0, 2.0]
+
+
+def test_the_per_distribution_summary_by_hand(tmp_path):
+    files = [
+        eval_file(tmp_path / "p.json", "beta_a", "pacml", [0.1, 0.2]),
+        eval_file(tmp_path / "m.json", "beta_a", "para_max", [0.3, 0.3]),
+    ]
+    summary = aggregate_dist(
+        files, tmp_path / "s.csv", tmp_path / "t.csv", selection(tmp_path / "sel.json", "beta_a", 4, "fixed-4")
+    )
+    assert pd.read_csv(tmp_path / "s.csv").shape == summary.shape
+    assert len(pd.read_csv(tmp_path / "t.csv")) == 4 * len(METRICS)
+    row = summary[(summary["policy"] == "pacml") & (summary["metric"] == "blocking_rate")].iloc[0]
+    # mean 0.15; sample sd 0.1 / sqrt(2); half-width t x sd / sqrt(2) = t x 0.05
+    assert row["mean"] == pytest.approx(0.15) and row["ci95"] == pytest.approx(T_975_1 * 0.05) and row["n"] == 2
+    flat = summary[(summary["policy"] == "para_max") & (summary["metric"] == "blocking_rate")].iloc[0]
+    assert flat["mean"] == pytest.approx(0.3) and flat["ci95"] == pytest.approx(0.0, abs=1e-12)
+    bf = summary[summary["metric"] == "best_fixed_degree"].iloc[0]
+    assert (bf["policy"], bf["mean"], bf["n"]) == ("best_fixed", 4.0, 3) and math.isnan(bf["ci95"])
+
+
+def test_the_markdown_summary_by_hand(tmp_path):
+    tidy = tmp_path / "tidy.csv"
+    files = [
+        eval_file(tmp_path / "pa.json", "beta_a", "pacml", [0.1, 0.2]),
+        eval_file(tmp_path / "ma.json", "beta_a", "para_max", [0.3, 0.3]),
+        eval_file(tmp_path / "pb.json", "beta_b", "pacml", [0.0]),
+        eval_file(tmp_path / "mb.json", "beta_b", "para_max", [0.0]),
+    ]
+    tidy_rows(files).to_csv(tidy, index=False)
+    sels = [
+        selection(tmp_path / "a.json", "beta_a", 4, "fixed-4"),
+        selection(tmp_path / "b.json", "beta_b", 16, "fixed-16"),
+    ]
+    text = summarise_all([tidy], tmp_path / "summary.csv", tmp_path / "summary.md", sels)
+    half = T_975_1 * 0.05
+    assert text == (
+        "Blocking rate, mean ± 95 % CI over replicates x test seeds (n per cell in brackets).\n"
+        "\n"
+        "| policy | beta_a | beta_b |\n"
+        "|---|---|---|\n"
+        f"| pacml | 0.150 ± {half:.3f} (2) | 0.000 (1) |\n"
+        "| para_max | 0.300 ± 0.000 (2) | 0.000 (1) |\n"
+        "| best_fixed's degree (chosen on validation seeds) | 4 | 16 |\n"
+        "| rollout's base policy | fixed-4 | fixed-16 |\n"
+        "| PAC-ML vs Para_max (lower by) | 50.0 % |  |\n"  # (0.3 - 0.15) / 0.3; nothing to lower on beta_b
+    )
+    assert (tmp_path / "summary.md").read_text() == text
+    assert f"{half:.3f}" == "0.635"
+
+
+def test_the_decision_table_by_hand():
+    jobs = pd.DataFrame(
+        [
+            {"dist": "beta_a", "policy": "pacml", "model": "alexnet", "beta": 0.15, "action": 8},
+            {"dist": "beta_a", "policy": "pacml", "model": "alexnet", "beta": 0.5, "action": 4},
+            {"dist": "beta_a", "policy": "pacml", "model": "gnmt", "beta": 0.55, "action": 4},
+            {"dist": "beta_a", "policy": "pacml", "model": "gnmt", "beta": 0.9, "action": 0},  # not placed: left out
+        ]
+    )
+    table = decision_table(jobs)
+    got = {(r.by, r.group): (r.mean_degree, r.share_off_mode, r.n) for r in table.itertuples()}
+    assert got == {  # the usual (modal) degree is 4
+        ("model", "alexnet"): (6.0, 0.5, 2),
+        ("model", "gnmt"): (4.0, 0.0, 1),
+        ("beta_bin", "(-0.001, 0.2]"): (8.0, 1.0, 1),
+        ("beta_bin", "(0.4, 0.5]"): (4.0, 0.0, 1),
+        ("beta_bin", "(0.5, 0.6]"): (4.0, 0.0, 1),
+    }
+    alexnet = table[(table["by"] == "model") & (table["group"] == "alexnet")].iloc[0]
+    assert alexnet["std_degree"] == pytest.approx(np.sqrt(8.0))  # sample sd of 8 and 4
+    assert list(table.columns) == ["dist", "policy", "by", "group", "mean_degree", "std_degree", "share_off_mode", "n"]
