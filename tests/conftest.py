@@ -20,7 +20,9 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 ROOT = Path(__file__).resolve().parents[1]
-PIPEDREAM_DIR = ROOT.parent / "shared" / "pipedream_profiles"
+# PACML_SHARED names another ../shared (make mutation runs the suite from a copy in mutants/)
+SHARED_DIR = Path(os.environ.get("PACML_SHARED", ROOT.parent / "shared"))
+PIPEDREAM_DIR = SHARED_DIR / "pipedream_profiles"
 PAPER_MODELS = ("alexnet", "gnmt", "resnet18", "squeezenet1_0", "vgg16")
 
 

@@ -36,3 +36,16 @@ def test_all_reduce_bandwidth_fix_halves_nothing_but_bandwidth():
 
 def test_single_server_collective_is_free_of_steps():
     assert all_reduce_time_s(1e9, 1, 1, 1, CFG) == 0.0
+
+
+def test_an_all_reduce_over_more_peers_than_transceivers_is_refused_naming_the_keys():
+    """One transceiver per node (C = 1) and 3 servers a rack: the last step has 3 peers."""
+    from pacml.errors import InfeasibleClusterError
+
+    cfg = ClusterConfig(communication_groups=1, racks_per_group=1, servers_per_rack=3)
+    with pytest.raises(
+        InfeasibleClusterError,
+        match=r"^all-reduce over 3 peers exceeds the 1 transceivers per node \(step 3\); "
+        r"reduce cluster\.servers_per_rack or raise cluster\.communication_groups$",
+    ):
+        all_reduce_time_s(1e9, 1, 1, 3, cfg)

@@ -276,7 +276,7 @@ def test_the_model_refuses_an_empty_pool_and_an_op_over_a_workers_memory():
     from pacml.errors import InfeasibleClusterError
 
     cfg = load_config(overrides=["workload.offered_load=null"])
-    with pytest.raises(InfeasibleClusterError, match="no job graphs given"):
+    with pytest.raises(InfeasibleClusterError, match="^no job graphs given$"):
         ClusterModel([], cfg)
     g = two_layer_graph()  # its largest op holds 8e8 B
     ClusterModel([g], load_config(overrides=["cluster.worker_memory_bytes=8e8"]))  # exactly fits
@@ -303,3 +303,15 @@ def test_a_job_shorter_than_a_second_is_a_valid_job():
         load_config(overrides=["workload.compute_time_scale=1", "workload.offered_load=0.5", "workload.horizon_s=10"]),
     )
     assert m.sequential_jct_s[0] == pytest.approx(0.5, rel=1e-12)
+
+
+def test_a_pool_with_a_job_of_no_time_names_that_job_alone():
+    import dataclasses
+
+    from pacml.errors import InfeasibleClusterError
+
+    short = two_layer_graph()  # 0.5 s at compute_time_scale 1: short but valid
+    zero = dataclasses.replace(short, name="zero", compute_time_s=short.compute_time_s * 0)
+    cfg = load_config(overrides=["workload.compute_time_scale=1", "workload.offered_load=null"])
+    with pytest.raises(InfeasibleClusterError, match=r"^graphs \['zero'\]: a job's sequential run time"):
+        ClusterModel([short, zero], cfg)

@@ -31,7 +31,7 @@ def block_shapes(n: int, C: int, R: int, S: int) -> tuple[Shape, ...]:
 
     def add(shape: Shape) -> None:
         c, r, s = shape
-        fits = c <= C and r <= R and (s == -1 or s <= S)
+        fits = c <= C and r <= R and s <= S  # the diagonal's s = -1 always fits
         if fits and shape not in out:
             out.append(shape)
 
@@ -91,7 +91,7 @@ class RampTopology:
         return out
 
     def shapes(self, n: int) -> tuple[Shape, ...]:
-        return block_shapes(n, self.C, self.R, self.S) if n <= self.num_workers else ()
+        return block_shapes(n, self.C, self.R, self.S)  # () when n > num_workers: no shape fits
 
     @cached_property
     def _blocks(self) -> dict[int, tuple[tuple[int, tuple[int, ...]], ...]]:
