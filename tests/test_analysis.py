@@ -28,7 +28,7 @@ def eval_file(path, dist, policy, rates):
             "seed": 100,
             "blocking_rate": r,
             "mean_degree": 10 * r,
-        }  # fmt: skip
+        }
         for i, r in enumerate(rates)
     ]
     path.write_text(json.dumps(rows))

@@ -188,52 +188,30 @@ def test_metrics_of_hand_written_records():
     from pacml.sim.metrics import episode_metrics
     from pacml.sim.records import JobRecord
 
-    common = {"model": "toy", "interarrival_s": 10.0}
+    def record(idx, arrival_s, beta, sequential_jct_s, job_bytes, outcome, **decided):
+        max_jct_s = beta * sequential_jct_s
+        return JobRecord(idx, "toy", arrival_s, 10.0, beta, sequential_jct_s, max_jct_s, job_bytes, outcome, **decided)
+
+    done = {
+        "action": 4,
+        "jct_s": 2.5,
+        "finish_s": 2.5,
+        "num_workers": 4,
+        "utilisation": 0.5,
+        "partitioned_bytes": 200.0,
+    }
+    running = {
+        "action": 2,
+        "jct_s": 4.0,
+        "finish_s": 12.0,
+        "num_workers": 2,
+        "utilisation": 0.25,
+        "partitioned_bytes": 80.0,
+    }
     records = [
-        JobRecord(
-            0,
-            arrival_s=0.0,
-            beta=0.3,
-            sequential_jct_s=10.0,
-            max_acceptable_jct_s=3.0,
-            job_bytes=100.0,
-            outcome="completed",
-            action=4,
-            jct_s=2.5,
-            finish_s=2.5,
-            num_workers=4,
-            utilisation=0.5,
-            partitioned_bytes=200.0,
-            **common,
-        ),  # fmt: skip
-        JobRecord(
-            1,
-            arrival_s=8.0,
-            beta=0.5,
-            sequential_jct_s=4.0,
-            max_acceptable_jct_s=2.0,
-            job_bytes=50.0,
-            outcome="running",
-            action=2,
-            jct_s=4.0,
-            finish_s=12.0,
-            num_workers=2,
-            utilisation=0.25,
-            partitioned_bytes=80.0,
-            **common,
-        ),  # fmt: skip
-        JobRecord(
-            2,
-            arrival_s=9.0,
-            beta=0.2,
-            sequential_jct_s=5.0,
-            max_acceptable_jct_s=1.0,
-            job_bytes=30.0,
-            outcome="blocked",
-            action=8,
-            cause="jct",
-            **common,
-        ),  # fmt: skip
+        record(0, 0.0, 0.3, 10.0, 100.0, "completed", **done),
+        record(1, 8.0, 0.5, 4.0, 50.0, "running", **running),
+        record(2, 9.0, 0.2, 5.0, 30.0, "blocked", action=8, cause="jct"),
     ]
     met = episode_metrics(records, num_workers=8, horizon_s=10.0, num_training_steps=5)
     expected = {

@@ -207,8 +207,8 @@ def test_base_rules_by_hand_on_eight_workers():
     requested speed-up ceil(1 / 0.3) = 4)."""
     from pacml.errors import UnknownNameError
 
-    m = ClusterModel(toy_pool(), load_config(overrides=["cluster.communication_groups=2", "cluster.racks_per_group=2",
-                                                        "cluster.servers_per_rack=2"]))  # fmt: skip
+    shape = ["cluster.communication_groups=2", "cluster.racks_per_group=2", "cluster.servers_per_rack=2"]
+    m = ClusterModel(toy_pool(), load_config(overrides=shape))
     assert m.placeable == (1, 2, 4, 8)
     by_free = {
         "para_max": [0, 1, 2, 2, 4, 4, 4, 4, 8],

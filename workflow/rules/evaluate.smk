@@ -25,7 +25,7 @@ rule evaluate:
         "Evaluating {wildcards.policy} on {wildcards.dist} (replicate {wildcards.seed}) on the test seeds"
     input:
         graphs=rules.graphs.output,
-        parents="results/mlflow/parents/{dist}.json",
+        parents=rules.mlflow_init.output[0],
         checkpoint=checkpoint_input,
         selection=selection_input,
     output:

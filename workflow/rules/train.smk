@@ -24,7 +24,7 @@ rule train:
         "Training PAC-ML on {wildcards.dist}, seed {wildcards.seed}"
     input:
         graphs=rules.graphs.output,
-        parents="results/mlflow/parents/{dist}.json",
+        parents=rules.mlflow_init.output[0],
         selection=teacher_input,
     output:
         checkpoint="results/{dist}/train/seed{seed}/best.pt",
