@@ -15,7 +15,7 @@ if [ -s "$D/pids" ]; then
 fi
 
 need=()
-for pair in slurmctld:slurm-wlm slurmd:slurm-wlm slurmdbd:slurmdbd mariadbd:mariadb-server munged:munge; do
+for pair in ip:iproute2 slurmctld:slurm-wlm slurmd:slurm-wlm slurmdbd:slurmdbd mariadbd:mariadb-server munged:munge; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -40,7 +40,7 @@ echo "$netns_created" > "$D/netns_created"
 in_ns ip link set lo up
 # A second loopback address: glibc's getaddrinfo(AI_ADDRCONFIG), which Slurm calls, returns
 # no IPv4 address on a host whose only one is 127.0.0.1 (the namespace still has no route out).
-in_ns ip addr add 127.0.0.2/8 dev lo
+in_ns ip -4 addr show dev lo | grep -q 127.0.0.2 || in_ns ip addr add 127.0.0.2/8 dev lo
 
 wait_for() {  # what, seconds, command...
     local what=$1 secs=$2; shift 2
