@@ -10,8 +10,12 @@ source "$here/env.sh"
 D=$PACML_SLURM_DIR
 
 [ "$(id -u)" = 0 ] || { echo "up.sh: must run as root (it installs packages and starts daemons)" >&2; exit 1; }
-if [ -s "$D/pids" ]; then
-    echo "up.sh: a cluster is already up under $D (run tests/slurm/down.sh first)" >&2; exit 1
+if [ -s "$D/pids" ]; then  # a list left by a run that was killed counts only while one lives
+    while read -r name pid; do
+        if kill -0 "$pid" 2>/dev/null; then
+            echo "up.sh: a cluster is already up under $D ($name, pid $pid; run tests/slurm/down.sh first)" >&2; exit 1
+        fi
+    done < "$D/pids"
 fi
 
 need=()
