@@ -40,6 +40,8 @@ GOOD_NODE = (
         ("graphs.models=['a(b']", r"graphs\.models\[0\]"),
         ('tracking.experiment="a\'b"', r"tracking\.experiment"),
         ("tracking.db=../../elsewhere/mlflow.db", r"tracking\.db"),
+        ("tracking.uri=127.0.0.1:5000", r"tracking\.uri.*scheme://"),
+        ("tracking.uri='http://a b'", r"tracking\.uri"),
     ],
 )
 def test_bad_values_are_refused_when_the_config_is_read(override, key):
@@ -63,7 +65,12 @@ def test_an_offered_load_that_floods_the_episode_is_refused_by_the_model():
 
 
 def test_an_absolute_tracking_store_is_the_users_choice(tmp_path):
-    assert load_config(overrides=[f"tracking.db={tmp_path}/m.db"]).tracking.db == f"{tmp_path}/m.db"
+    assert load_config(overrides=[f"tracking.db={tmp_path}/m.db"]).tracking.store == f"{tmp_path}/m.db"
+
+
+def test_a_tracking_uri_replaces_the_sqlite_file():
+    cfg = load_config(overrides=["tracking.uri=http://127.0.0.1:5000"])
+    assert cfg.tracking.store == "http://127.0.0.1:5000"
 
 
 def test_a_yaml_alias_bomb_is_refused_before_it_expands(tmp_path):

@@ -107,6 +107,15 @@ def test_thread_count_is_not_part_of_any_run_hash():
     assert section_hash(one, "ppo") != section_hash(load_config(overrides=["ppo.gamma=0.9"]), "ppo")
 
 
+def test_a_runs_config_hash_is_the_same_in_every_store():
+    from pacml.config import config_hash
+
+    base = config_hash(load_config())
+    elsewhere = ["tracking.uri=http://127.0.0.1:5000", "tracking.db=/tmp/m.db", "ppo.torch_threads=4"]
+    assert config_hash(load_config(overrides=elsewhere)) == base
+    assert config_hash(load_config(overrides=["planning.horizon=10"])) != base
+
+
 def test_each_job_hashes_the_keys_it_reads():
     from pacml.config import evaluation_keys, section_hash, training_keys
 

@@ -6,8 +6,10 @@ parent run per JCT distribution (tag ``dist``), created once by the workflow's
 ``seed``, ``kind`` (train or evaluate), ``config_hash`` and ``git_commit``; per-update
 training metrics (the names of `pacml.sim.metrics.METRICS` and the ``losses/``,
 ``charts/``, ``perf/`` keys of training) and the checkpoints and evaluation files as
-artifacts. The store is SQLite and must be created by one process before parallel jobs
-write to it (concurrent first creation corrupts its migrations).
+artifacts. The store is a SQLite file (``tracking.db``; created by one process before parallel
+jobs write to it: concurrent first creation corrupts its migrations) or any MLflow tracking
+URI (``tracking.uri``, e.g. an ``mlflow server`` that many nodes write to); a store below is
+either, as `store_uri` reads it.
 """
 
 from __future__ import annotations
@@ -48,10 +50,10 @@ class NullTracker:
 
 @dataclass(frozen=True)
 class RunStore:
-    """A workflow's MLflow store: the SQLite file, the experiment and the parent-run ids
-    written by the ``mlflow_init`` rule."""
+    """A workflow's MLflow store (a SQLite file or a tracking URI: `store_uri`), the experiment
+    and the parent-run ids written by the ``mlflow_init`` rule."""
 
-    db: str | Path
+    store: str | Path
     experiment: str
     parents_json: str | Path
 
@@ -71,7 +73,7 @@ def job_run(
         return
     owner = owner or this_process()
     run_tags = {**tags, "git_commit": git_commit(), **{f"owner.{k}": str(v) for k, v in owner.items()}}
-    with child_run(store.db, store.experiment, store.parent(dist), name, run_tags) as run:
+    with child_run(store.store, store.experiment, store.parent(dist), name, run_tags) as run:
         yield run
 
 
@@ -104,6 +106,16 @@ def sqlite_uri(db_path: str | Path) -> str:
     return f"sqlite:///{Path(db_path).resolve()}"
 
 
+def store_uri(store: str | Path) -> str:
+    """The tracking URI of a store: a URI (``scheme://...``) as it is, a path as its SQLite file."""
+    return str(store) if "://" in str(store) else sqlite_uri(store)
+
+
+def is_server(store: str | Path) -> bool:
+    """Whether the store is a tracking server, which keeps the artifacts where it was told."""
+    return str(store).startswith(("http://", "https://"))
+
+
 def git_commit(cwd: str | Path = ".") -> str:
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10)
@@ -121,28 +133,31 @@ def _mlflow(uri: str):
 
 
 def init_store(
-    db_path: str | Path,
+    store: str | Path,
     experiment: str,
     dists: list[str],
     artifact_root: str | Path,
     tags: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """Create the store, the experiment and one parent run per distribution (idempotent:
-    existing parents are reused). Returns {dist: parent run id}. Parallel calls on one store
-    (the workflow's per-distribution ``mlflow_init`` jobs) take turns on ``<db>.init.lock``, so
-    the schema, the experiment and each parent are created once."""
+    """Create the store (a SQLite file) if it is missing, the experiment and one parent run per
+    distribution (idempotent: existing parents are reused). Returns {dist: parent run id}.
+    Parallel calls on one SQLite store (the workflow's per-distribution ``mlflow_init`` jobs)
+    take turns on ``<db>.init.lock``, so the schema, the experiment and each parent are created
+    once; a server creates its schema itself, and an experiment another job created first is
+    found, not duplicated. Artifacts go under ``artifact_root`` except on a server (its own)."""
+    import contextlib
     import fcntl
 
-    Path(db_path).parent.mkdir(parents=True, exist_ok=True)
-    with open(f"{db_path}.init.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # blocking; released when the file closes or the process dies
-        mlflow = _mlflow(sqlite_uri(db_path))
-        client = mlflow.MlflowClient()
-        exp = client.get_experiment_by_name(experiment)
-        if exp is None:
-            exp_id = client.create_experiment(experiment, artifact_location=Path(artifact_root).resolve().as_uri())
-        else:
-            exp_id = exp.experiment_id
+    local = "://" not in str(store)
+    with contextlib.ExitStack() as stack:
+        if local:
+            Path(store).parent.mkdir(parents=True, exist_ok=True)
+            lock = stack.enter_context(open(f"{store}.init.lock", "w"))
+            fcntl.flock(lock, fcntl.LOCK_EX)  # blocking; released when the file closes or the process dies
+        client = _mlflow(store_uri(store)).MlflowClient()
+        exp_id = _experiment_id(
+            client, experiment, None if is_server(store) else Path(artifact_root).resolve().as_uri()
+        )
         parents = {}
         for dist in dists:
             found = client.search_runs([exp_id], filter_string=f"tags.dist = '{dist}' and tags.kind = 'parent'")
@@ -153,6 +168,21 @@ def init_store(
             client.set_terminated(run.info.run_id)
             parents[dist] = run.info.run_id
     return parents
+
+
+def _experiment_id(client, name: str, artifact_location: str | None) -> str:
+    """The experiment's id, created when missing; one that a parallel job created between the
+    lookup and the creation is found again."""
+    exp = client.get_experiment_by_name(name)
+    if exp is not None:
+        return exp.experiment_id
+    try:
+        return client.create_experiment(name, artifact_location=artifact_location)
+    except Exception:
+        exp = client.get_experiment_by_name(name)
+        if exp is None:
+            raise
+        return exp.experiment_id
 
 
 def _retry(fn, *args, **kwargs):
@@ -207,9 +237,7 @@ def _filter(tags: dict[str, str]) -> str:
 
 
 @contextmanager
-def child_run(
-    db_path: str | Path, experiment: str, parent_run_id: str, name: str, tags: dict[str, str]
-) -> Iterator[Run]:
+def child_run(store: str | Path, experiment: str, parent_run_id: str, name: str, tags: dict[str, str]) -> Iterator[Run]:
     """A child run under ``parent_run_id`` (the UI nests it through ``mlflow.parentRunId``).
 
     One history per logical job (`LOGICAL_JOB_TAGS`: parent, dist, policy, seed, kind):
@@ -224,12 +252,12 @@ def child_run(
     """
     from pacml.errors import PacmlError
 
-    mlflow = _mlflow(sqlite_uri(db_path))
+    mlflow = _mlflow(store_uri(store))
     client = mlflow.MlflowClient()
     exp = client.get_experiment_by_name(experiment)
     if exp is None:
         raise RuntimeError(
-            f"MLflow experiment {experiment!r} does not exist in {db_path}: run the mlflow_init rule first"
+            f"MLflow experiment {experiment!r} does not exist in {store}: run the mlflow_init rule first"
         )
     all_tags = {"mlflow.parentRunId": parent_run_id, **{k: str(v) for k, v in tags.items()}}
     job = {k: all_tags[k] for k in LOGICAL_JOB_TAGS if k in all_tags}
@@ -271,9 +299,9 @@ def child_run(
         _retry(client.set_tag, run_id, "current", "true")
 
 
-def current_runs(db_path: str | Path, experiment: str) -> list:
+def current_runs(store: str | Path, experiment: str) -> list:
     """The current run of every logical job (what the results are made of)."""
-    mlflow = _mlflow(sqlite_uri(db_path))
+    mlflow = _mlflow(store_uri(store))
     return mlflow.search_runs(
         experiment_names=[experiment], filter_string="tags.current = 'true'", output_format="list", max_results=50000
     )

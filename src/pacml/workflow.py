@@ -29,7 +29,7 @@ def setup_job(snakemake):
 
 def run_store(snakemake) -> RunStore:
     """The job's MLflow store, from the rule's params and the mlflow_init output."""
-    return RunStore(snakemake.params.db, snakemake.params.experiment, snakemake.input.parents)
+    return RunStore(snakemake.params.store, snakemake.params.experiment, snakemake.input.parents)
 
 
 def check_workflow_inputs(cfg: Config) -> None:
@@ -81,12 +81,15 @@ def build_graphs(cfg: Config, out_paths: list[str]) -> list[Path]:
     return written
 
 
-def init_tracking(db: str | Path, experiment: str, dists: list[str], out_json: str | Path) -> dict:
+def init_tracking(store: str, experiment: str, dists: list[str], out_json: str | Path) -> dict:
     """The ``mlflow_init`` rule, one job per distribution (adding a distribution reruns
-    nothing else): create the store if it is missing; record the distribution's parent run id."""
+    nothing else): create the store if it is missing; record the distribution's parent run id.
+    Artifacts go beside a SQLite store (``artifacts/``), under ``results/mlflow/artifacts``
+    for another database URI, and where a tracking server keeps them."""
     from pacml.runs import write_json
     from pacml.tracking import git_commit, init_store
 
-    parents = init_store(db, experiment, dists, Path(db).parent / "artifacts", {"git_commit": git_commit()})
+    root = Path("results/mlflow") if "://" in store else Path(store).parent
+    parents = init_store(store, experiment, dists, root / "artifacts", {"git_commit": git_commit()})
     write_json(out_json, parents)
     return parents

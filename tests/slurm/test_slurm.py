@@ -1,10 +1,12 @@
 """`make test-slurm`: the smoke scale on a real single-node SLURM cluster (tests/slurm/up.sh),
-each rule instance a SLURM job through snakemake-executor-plugin-slurm; the numbers equal a
-local run's (the simulator is exact); a training job cancelled mid-run is redone by a rerun
-with the same numbers. Deselected from `make test` (marker ``slurm``)."""
+each rule instance a SLURM job through snakemake-executor-plugin-slurm, tracked by a real
+`mlflow server` (``tracking.uri``); the numbers equal a local run's (the simulator is exact), and
+the server holds the run tree the local run's SQLite file holds; a training job cancelled
+mid-run is redone by a rerun with the same numbers. Deselected from `make test` (marker ``slurm``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from mlflow_server import mlflow_server, run_tree_json
 from test_workflow import job_counts
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
@@ -28,11 +31,12 @@ def _env_sh(name: str) -> str:
 
 
 NETNS = _env_sh("PACML_SLURM_NETNS")
+IN_NS = ("ip", "netns", "exec", NETNS)
 ENV = {**os.environ, "SLURM_CONF": _env_sh("SLURM_CONF")}
 
 
 def in_ns(*cmd: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(["ip", "netns", "exec", NETNS, *cmd], capture_output=True, text=True, env=ENV, **kw)
+    return subprocess.run([*IN_NS, *cmd], capture_output=True, text=True, env=ENV, **kw)
 
 
 def snakemake_cmd(workdir: Path, *args: str) -> list[str]:
@@ -85,15 +89,25 @@ def local(tmp_path_factory) -> tuple[Path, dict[str, int]]:
 def test_smoke_scale_runs_as_slurm_jobs_with_the_local_numbers(cluster, local, tmp_path):
     local_dir, planned = local
     since = time.strftime("%Y-%m-%dT%H:%M:%S")
-    started = time.monotonic()
-    out = on_slurm(tmp_path, *SMOKE)
-    wall_s = time.monotonic() - started
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    print(f"SLURM smoke run: {wall_s:.0f} s")
-    again = on_slurm(tmp_path, "-n", *SMOKE)
-    assert "Nothing to be done" in again.stdout + again.stderr
+    # the server listens in the cluster's namespace, where the jobs run
+    with mlflow_server(tmp_path / "mlflow-server", prefix=IN_NS) as url:
+        smoke = (*SMOKE, f"tracking={{uri: '{url}'}}")
+        started = time.monotonic()
+        out = on_slurm(tmp_path, *smoke)
+        wall_s = time.monotonic() - started
+        assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+        print(f"SLURM smoke run: {wall_s:.0f} s, tracked by {url}")
+        again = on_slurm(tmp_path, "-n", *smoke)
+        assert "Nothing to be done" in again.stdout + again.stderr
+        served = in_ns(sys.executable, str(ROOT / "tests" / "mlflow_server.py"), url, "pacml", timeout=300)
+        assert served.returncode == 0, served.stderr[-3000:]
     for name in ("summary.csv", "decisions.csv", "load_sweep.csv", "graph_summary.csv"):
         assert (tmp_path / "results" / name).read_text() == (local_dir / "results" / name).read_text(), name
+    assert not (tmp_path / "results" / "mlflow" / "mlflow.db").exists()  # every run went to the server
+    local_tree = json.loads(run_tree_json(str(local_dir / "results" / "mlflow" / "mlflow.db"), "pacml"))
+    served_tree = json.loads(served.stdout)
+    assert len(served_tree) == len(local_tree) == sum(planned[r] for r in ("train", "evaluate")) + 2  # + parents
+    assert served_tree == local_tree
 
     jobs = sacct_jobs(since)
     remote = {r: n for r, n in planned.items() if r not in ("all", "total")}  # `all` is a local rule
@@ -130,7 +144,7 @@ def test_a_training_job_cancelled_mid_run_is_redone_with_the_same_numbers(cluste
     local_dir, planned = local
     since = time.strftime("%Y-%m-%dT%H:%M:%S")
     profile = str(ROOT / "profiles" / "slurm")
-    cmd = ["ip", "netns", "exec", NETNS, *snakemake_cmd(tmp_path, "--profile", profile, *SMOKE)]
+    cmd = [*IN_NS, *snakemake_cmd(tmp_path, "--profile", profile, *SMOKE)]
     run = subprocess.Popen(cmd, cwd=tmp_path, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     cancelled = None
     deadline = time.monotonic() + 900

@@ -33,7 +33,7 @@ rule evaluate:
         jobs="results/{dist}/eval/{policy}_seed{seed}_jobs.csv",
     params:
         config_hash=evaluation_hash,
-        db=TRACKING.db,
+        store=TRACKING.store,
         experiment=TRACKING.experiment,
     log:
         "results/logs/evaluate/{dist}_{policy}_seed{seed}.log",

@@ -4,7 +4,7 @@ rule mlflow_init:
     output:
         "results/mlflow/parents/{dist}.json",
     params:
-        db=TRACKING.db,
+        store=TRACKING.store,
         experiment=TRACKING.experiment,
     log:
         "results/logs/mlflow_init/{dist}.log",
@@ -31,7 +31,7 @@ rule train:
         curve="results/{dist}/train/seed{seed}/curve.json",
     params:
         config_hash=TRAIN_HASH,
-        db=TRACKING.db,
+        store=TRACKING.store,
         experiment=TRACKING.experiment,
     log:
         "results/logs/train/{dist}_seed{seed}.log",

@@ -195,6 +195,11 @@ def _check_names_and_bounds(cfg: Config, source: str) -> None:
             "a relative store stays under the project (no '..'); give an absolute path",
             source,
         )
+    uri = cfg.tracking.uri
+    if uri is not None and not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"]+", uri):
+        raise ConfigError(
+            "tracking.uri", uri, "an MLflow tracking URI, scheme://..., e.g. http://127.0.0.1:5000", source
+        )
     if cfg.figures.load_sweep_dist is not None and cfg.figures.load_sweep_dist not in cfg.distributions:
         raise ConfigError(
             "figures.load_sweep_dist",

@@ -8,16 +8,32 @@ from pacml.config.tree import Config
 
 
 def config_hash(cfg: Config) -> str:
-    """A short stable hash of the validated config (recorded with every run)."""
+    """A short stable hash of the validated config that makes a run's numbers (recorded with
+    every run); where they are recorded (``tracking``) and `NOT_RESULT_KEYS` do not count, so a
+    job has one hash in every store."""
     import hashlib
     import json
 
-    blob = json.dumps(dataclasses.asdict(cfg), sort_keys=True, default=str)
+    tree = _result_tree(cfg)
+    tree.pop("tracking")
+    blob = json.dumps(tree, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
 NOT_RESULT_KEYS = ("ppo.torch_threads",)
 """Keys that change how fast a run goes, never its numbers: left out of every run hash."""
+
+
+def _result_tree(cfg: Config) -> dict:
+    """The config as a nested dict without `NOT_RESULT_KEYS`."""
+    tree = dataclasses.asdict(cfg)
+    for dotted in NOT_RESULT_KEYS:
+        *path, last = dotted.split(".")
+        node = tree
+        for k in path:
+            node = node[k]
+        node.pop(last, None)
+    return tree
 
 
 GRAPH_KEYS = ("graphs", "workload.num_training_steps")
@@ -56,13 +72,7 @@ def section_hash(cfg: Config, *keys: str) -> str:
     import hashlib
     import json
 
-    tree = dataclasses.asdict(cfg)
-    for dotted in NOT_RESULT_KEYS:
-        *path, last = dotted.split(".")
-        node = tree
-        for k in path:
-            node = node[k]
-        node.pop(last, None)
+    tree = _result_tree(cfg)
     parts = {}
     for key in keys:
         node = tree

@@ -42,6 +42,14 @@ class TrackingConfig:
     """MLflow experiment name."""
     db: str = "results/mlflow/mlflow.db"
     """SQLite store; open with ``mlflow ui --backend-store-uri sqlite:///results/mlflow/mlflow.db``."""
+    uri: str | None = None
+    """Any MLflow tracking URI instead of ``db`` (e.g. ``http://127.0.0.1:5000``, an ``mlflow
+    server``: what many nodes of a cluster should write to); None: the SQLite file ``db``."""
+
+    @property
+    def store(self) -> str:
+        """What the workflow's jobs write to: the URI when one is set, else the SQLite path."""
+        return self.uri or self.db
 
 
 @dataclass(frozen=True)
