@@ -23,6 +23,30 @@ POLICY_LABELS = {
 }
 
 
+# One colour per policy in every figure (seaborn's colour-blind palette, in POLICY_LABELS'
+# order); a policy outside it (fixed-K) takes a grey of its own.
+_COLORBLIND = (
+    "#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc", "#ca9161", "#fbafe4", "#949494", "#ece133", "#56b4e9",
+)  # fmt: skip
+POLICY_COLORS = dict(zip(POLICY_LABELS, _COLORBLIND))
+
+
+def policy_palette(labels) -> dict[str, str]:
+    """{label: colour} for the policies' display labels (`POLICY_LABELS`), the same colour for a
+    policy whichever others are plotted beside it."""
+    by_label = {POLICY_LABELS[p]: c for p, c in POLICY_COLORS.items()}
+    others = sorted({str(x) for x in labels} - set(by_label))
+    greys = [f"#{v:02x}{v:02x}{v:02x}" for v in np.linspace(40, 160, max(1, len(others))).astype(int)]
+    return {**by_label, **dict(zip(others, greys))}
+
+
+def _hue(labels) -> dict:
+    """seaborn's hue arguments: the fixed palette, in POLICY_LABELS' order."""
+    present = list(dict.fromkeys(str(x) for x in labels))
+    known = [lab for lab in POLICY_LABELS.values() if lab in present]
+    return {"palette": policy_palette(present), "hue_order": known + sorted(set(present) - set(known))}
+
+
 def _setup():
     import matplotlib
 
@@ -30,7 +54,8 @@ def _setup():
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
+    # TrueType (Type 42) fonts in PDFs and PostScript: venues reject Type 3
+    sns.set_theme(context="paper", style="whitegrid", font_scale=1.1, rc={"pdf.fonttype": 42, "ps.fonttype": 42})
     return plt, sns
 
 
@@ -83,10 +108,13 @@ def validation_curves(curves: list[str], tidy: pd.DataFrame, png: str, pdf: str)
         sub = df[df["dist"] == d]
         if len(sub):
             g = sub.groupby("step")["blocking_rate"]
-            ax.plot(g.mean().index, g.mean().values, color="C0", label="PAC-ML (validation)")
-            ax.fill_between(g.min().index, g.min().values, g.max().values, color="C0", alpha=0.25)
-        for i, (p, v) in enumerate(base[base["dist"] == d].groupby("policy")["value"].mean().items()):
-            ax.axhline(v, ls="--", lw=1, color=f"C{i + 1}", label=_label(p))
+            pacml = POLICY_COLORS["pacml"]
+            ax.plot(g.mean().index, g.mean().values, color=pacml, label="PAC-ML (validation)")
+            ax.fill_between(g.min().index, g.min().values, g.max().values, color=pacml, alpha=0.25)
+        means = base[base["dist"] == d].groupby("policy")["value"].mean()
+        colors = policy_palette(_label(p) for p in means.index)
+        for p, v in means.items():
+            ax.axhline(v, ls="--", lw=1, color=colors[_label(p)], label=_label(p))
         ax.set(title=d, xlabel="Training steps", ylabel="Blocking rate")
     axes[0][-1].legend(fontsize=7)
     _save(fig, png, pdf)
@@ -97,11 +125,15 @@ def performance_bars(tidy: pd.DataFrame, png: str, pdf: str) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
     for ax, metric, ylabel in (
         (axes[0], "blocking_rate", "Blocking rate"),
-        (axes[1], "demand_throughput", "Throughput (B/s)"),
+        (axes[1], "demand_throughput", "Throughput (MB/s)"),
     ):
         sub = tidy[tidy["metric"] == metric].copy()
         sub["policy"] = sub["policy"].map(_label)
-        sns.barplot(data=sub, x="dist", y="value", hue="policy", errorbar=("ci", 95), ax=ax)
+        if metric == "demand_throughput":
+            sub["value"] = sub["value"] / 1e6
+        sns.barplot(
+            data=sub, x="dist", y="value", hue="policy", errorbar=("ci", 95), ax=ax, saturation=1, **_hue(sub["policy"])
+        )  # saturation 1: the bars in the colours the lines use
         ax.set(xlabel="β distribution", ylabel=ylabel)
     axes[0].get_legend().remove()
     axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
@@ -110,19 +142,23 @@ def performance_bars(tidy: pd.DataFrame, png: str, pdf: str) -> None:
 
 def completed_jobs(jobs: pd.DataFrame, png: str, pdf: str) -> None:
     plt, sns = _setup()
+    jobs = jobs.assign(job_gb=jobs["job_bytes"] / 1e9)
     done = jobs[jobs["outcome"] == "completed"].copy()
     done["policy"] = done["policy"].map(_label)
     cols = [
         ("num_workers", "# workers / job"),
         ("beta", "β"),
         ("sequential_jct_s", "JCT$^{seq}$ (s)"),
-        ("job_bytes", "Σ op mem + Σ dep size (B)"),
+        ("job_gb", "Σ op mem + Σ dep size (GB)"),
         ("action", "Degree"),
     ]
-    intrinsic = {"beta", "sequential_jct_s", "job_bytes"}  # defined for every arrived job
+    intrinsic = {"beta", "sequential_jct_s", "job_gb"}  # defined for every arrived job
     fig, axes = plt.subplots(1, len(cols), figsize=(3.0 * len(cols), 3.0))
     for ax, (col, label) in zip(axes, cols):
-        sns.pointplot(data=done, x="dist", y=col, hue="policy", errorbar=None, ax=ax, markersize=4, linestyle="none")
+        sns.pointplot(
+            data=done, x="dist", y=col, hue="policy", errorbar=None, ax=ax, markersize=4, linestyle="none",
+            **_hue(done["policy"]),
+        )  # fmt: skip
         if col in intrinsic:
             ax.axhline(jobs[col].mean(), color="grey", lw=0.8, ls=":")
         ax.set(xlabel="", ylabel=label)
@@ -141,8 +177,9 @@ def speedup(jobs: pd.DataFrame, png: str, pdf: str) -> None:
     done["policy"] = done["policy"].map(_label)
     fig, ax = plt.subplots(figsize=(4.6, 3.6))
     sns.stripplot(
-        data=done, x="requested", y="actual", hue="policy", dodge=True, size=2, alpha=0.5, ax=ax, native_scale=True
-    )
+        data=done, x="requested", y="actual", hue="policy", dodge=True, size=2, alpha=0.5, ax=ax, native_scale=True,
+        **_hue(done["policy"]),
+    )  # fmt: skip
     top = max(done["requested"].max(), done["actual"].max()) if len(done) else 1
     ax.plot([0, top], [0, top], color="k", lw=0.8, ls="--", label="y = x")
     ax.set(xlabel="Requested JCT speed-up ⌈1/β⌉", ylabel="Actual JCT speed-up")
@@ -154,12 +191,15 @@ def performance_vs_load(sweep: pd.DataFrame, png: str, pdf: str) -> None:
     plt, sns = _setup()
     sweep = sweep.copy()
     sweep["policy"] = sweep["policy"].map(_label)
+    for col in ("demand_throughput", "cluster_throughput"):
+        sweep[col] = sweep[col] / 1e6
     panels = [
         ("blocking_rate", "Blocking rate"),
-        ("demand_throughput", "Demand throughput (B/s)"),
-        ("cluster_throughput", "Cluster throughput (B/s)"),
+        ("demand_throughput", "Demand throughput (MB/s)"),
+        ("cluster_throughput", "Cluster throughput (MB/s)"),
         ("mean_jct", "JCT (s)"),
     ]
+    loads = sorted(sweep["interarrival_s"].unique())
     fig, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels), 3.0))
     for ax, (col, label) in zip(axes, panels):
         sns.lineplot(
@@ -171,11 +211,16 @@ def performance_vs_load(sweep: pd.DataFrame, png: str, pdf: str) -> None:
             markers=True,
             errorbar=("ci", 95),
             ax=ax,
+            **_hue(sweep["policy"]),
         )
         ax.set(xscale="log", xlabel="Interarrival time (s)", ylabel=label)
+        ax.set_xticks(loads, [f"{v:.0f}" for v in loads], rotation=60, fontsize=7)  # the swept points
         ax.xaxis.set_minor_formatter(matplotlib_null_formatter())
         if ax is not axes[-1] and ax.get_legend() is not None:
             ax.get_legend().remove()
+    if ax.get_legend() is not None:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.suptitle("PAC-ML: the agents trained at the configured load, evaluated at every load", fontsize=9)
     _save(fig, png, pdf)
 
 
@@ -186,12 +231,16 @@ def graph_characterisation(summary: pd.DataFrame, png: str, pdf: str) -> None:
         ("num_deps", "# deps"),
         ("depth", "Depth"),
         ("sequential_jct_s", "JCT$^{seq}$ (s)"),
-        ("total_op_memory_bytes", "Σ op mem (B)"),
-        ("total_dep_size_bytes", "Σ dep size (B)"),
+        ("total_op_memory_gb", "Σ op mem (GB)"),
+        ("total_dep_size_gb", "Σ dep size (GB)"),
     ]
+    summary = summary.assign(
+        total_op_memory_gb=summary["total_op_memory_bytes"] / 1e9,
+        total_dep_size_gb=summary["total_dep_size_bytes"] / 1e9,
+    )
     fig, axes = plt.subplots(1, len(cols), figsize=(2.6 * len(cols), 3.0))
     for ax, (col, label) in zip(axes, cols):
-        sns.barplot(data=summary, x="model", y=col, ax=ax, color="C0")
+        sns.barplot(data=summary, x="model", y=col, ax=ax, color=POLICY_COLORS["pacml"])
         ax.set(xlabel="", ylabel=label)
         ax.tick_params(axis="x", rotation=60)
     _save(fig, png, pdf)
@@ -219,8 +268,9 @@ def decisions(table: pd.DataFrame, png: str, pdf: str) -> None:
             ax = axes[i][j]
             sub = table[(table["dist"] == d) & (table["by"] == by)]
             sns.pointplot(
-                data=sub, x="group", y=col, hue="policy", dodge=0.3, ax=ax, markersize=4, linestyle="-", linewidth=1
-            )
+                data=sub, x="group", y=col, hue="policy", dodge=0.3, ax=ax, markersize=4, linestyle="-", linewidth=1,
+                palette=policy_palette(table["policy"].cat.categories),
+            )  # fmt: skip
             ax.set(
                 title=d if i == 0 else "", xlabel="Model" if by == "model" else "β bin", ylabel=ylabel, ylim=(0, None)
             )

@@ -1,0 +1,59 @@
+"""Figures a reviewer accepts: one colour per policy in every figure, TrueType fonts in PDFs."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from pacml.plotting import POLICY_COLORS, POLICY_LABELS, performance_bars, policy_palette
+
+
+def tidy(policies: list[str]) -> pd.DataFrame:
+    rows = []
+    for i, p in enumerate(policies):
+        for seed in range(3):
+            for metric, value in (("blocking_rate", 0.1 * (i + 1) + 0.01 * seed), ("demand_throughput", 1e6 * (i + 1))):
+                rows.append({"dist": "beta_a", "policy": p, "seed": seed, "metric": metric, "value": value})
+    return pd.DataFrame(rows)
+
+
+def test_a_policy_keeps_its_colour_whichever_policies_are_beside_it():
+    alone = policy_palette([POLICY_LABELS["pacml"]])
+    crowd = policy_palette([POLICY_LABELS[p] for p in ("random", "para_max", "pacml", "oracle")] + ["fixed-4"])
+    assert alone["PAC-ML"] == crowd["PAC-ML"] == POLICY_COLORS["pacml"]
+    assert len(set(POLICY_COLORS.values())) == len(POLICY_COLORS)  # no two policies share one
+    assert crowd["fixed-4"] not in POLICY_COLORS.values()
+
+
+@pytest.mark.parametrize("policies", [["pacml", "para_max"], ["oracle", "random", "pacml", "para_max"]])
+def test_the_bars_use_the_fixed_colours_and_the_pdf_embeds_truetype(tmp_path, policies):
+    import matplotlib.colors as mcolors
+    import matplotlib.pyplot as plt
+
+    performance_bars(tidy(policies), str(tmp_path / "bars.png"), str(tmp_path / "bars.pdf"))
+    fig = plt.gcf()
+    legend = fig.axes[1].get_legend()
+    shown = {t.get_text(): mcolors.to_hex(h.get_facecolor()) for t, h in zip(legend.get_texts(), legend.legend_handles)}
+    assert shown == {POLICY_LABELS[p]: POLICY_COLORS[p] for p in policies}
+    plt.close("all")
+    pdf = (tmp_path / "bars.pdf").read_bytes()
+    assert b"/FontFile2" in pdf and b"/Type3" not in pdf
+
+
+def test_the_load_sweep_labels_each_swept_load_and_shows_throughput_in_mb_per_s(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from pacml.plotting import performance_vs_load
+
+    rows = [
+        {"policy": p, "interarrival_s": ia, "seed": s, "blocking_rate": 0.2, "mean_jct": 10.0}
+        | {"demand_throughput": 2.5e7, "cluster_throughput": 5e7}
+        for p in ("para_max", "pacml")
+        for ia in (700.0, 1400.0, 2800.0)
+        for s in (0, 1)
+    ]
+    performance_vs_load(pd.DataFrame(rows), str(tmp_path / "l.png"), str(tmp_path / "l.pdf"))
+    ax = plt.gcf().axes[1]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["700", "1400", "2800"]
+    assert ax.get_ylabel() == "Demand throughput (MB/s)" and ax.lines[0].get_ydata()[0] == 25.0
+    plt.close("all")
