@@ -8,6 +8,9 @@
 #
 # The config is validated (schema, then pacml's typed config) before any job starts.
 
+import time
+
+
 configfile: "config.yaml"
 
 
@@ -16,6 +19,18 @@ include: "workflow/rules/graphs.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
+
+
+WORKFLOW_START_S = time.time()
+
+
+onerror:
+    # A SLURM job killed over its memory or time limit says so only in its SLURM log (the
+    # executor plugin reports FAILED); print SLURM's own words here, in Snakemake's output.
+    from pacml.workflow import slurm_errors
+
+    for line in slurm_errors(".snakemake/slurm_logs", WORKFLOW_START_S):
+        print(f"SLURM: {line}")
 
 
 rule all:

@@ -259,3 +259,25 @@ def test_smoke_profile_end_to_end(tmp_path):
     assert len(superseded) == 10 and {r.data.tags["superseded_by"] for r in superseded} <= {
         r.info.run_id for r in current
     }
+
+
+def test_slurm_errors_are_read_from_the_logs_of_this_run_only(tmp_path):
+    import os
+
+    from pacml.workflow import slurm_errors
+
+    logs = tmp_path / "slurm_logs" / "rule_graphs"
+    logs.mkdir(parents=True)
+    (logs / "7.log").write_text(
+        "Building DAG of jobs...\n"
+        "slurmstepd-vm: error: Exceeded job memory limit\n"
+        "srun: error: vm: task 0: Killed\n"
+        "the rule printed: error: not SLURM's\n"
+    )
+    (logs / "3.log").write_text("slurmstepd: error: *** JOB 3 ON vm CANCELLED AT 2026-01-01 DUE TO TIME LIMIT ***\n")
+    os.utime(logs / "3.log", (1000.0, 1000.0))  # an earlier run's log
+    assert slurm_errors(tmp_path / "slurm_logs", since_s=2000.0) == [
+        f"{logs / '7.log'}: slurmstepd-vm: error: Exceeded job memory limit",
+        f"{logs / '7.log'}: srun: error: vm: task 0: Killed",
+    ]
+    assert len(slurm_errors(tmp_path / "slurm_logs", since_s=0.0)) == 3

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -93,3 +94,20 @@ def init_tracking(store: str, experiment: str, dists: list[str], out_json: str |
     parents = init_store(store, experiment, dists, root / "artifacts", {"git_commit": git_commit()})
     write_json(out_json, parents)
     return parents
+
+
+_SLURM_ERROR = re.compile(r"^(slurmstepd|srun)(-[^:]*)?: error: ")
+
+
+def slurm_errors(folder: str | Path, since_s: float, limit: int = 50) -> list[str]:
+    """The error lines of the SLURM logs under ``folder`` written since ``since_s`` (epoch
+    seconds): why a SLURM job died (over its memory, its time limit, a killed step), which the
+    executor plugin reports only as FAILED. Each line is prefixed with its log's path."""
+    lines = []
+    for log in sorted(Path(folder).glob("**/*.log")):
+        if log.stat().st_mtime < since_s:
+            continue
+        for line in log.read_text(errors="replace").splitlines():
+            if _SLURM_ERROR.match(line):
+                lines.append(f"{log}: {line}")
+    return lines[:limit]

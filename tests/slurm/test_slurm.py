@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -173,3 +174,14 @@ def test_a_training_job_cancelled_mid_run_is_redone_with_the_same_numbers(cluste
     assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
     for name in ("summary.csv", "decisions.csv"):
         assert (tmp_path / "results" / name).read_text() == (local_dir / "results" / name).read_text(), name
+
+
+def test_a_rule_over_its_memory_fails_with_slurms_message_in_snakemakes_output(cluster, tmp_path):
+    # the graphs rule peaks near 1 GB (print_peaks); 200 MB makes SLURM kill it
+    out = on_slurm(tmp_path, "results/graph_summary.csv", "--set-resources", "graphs:mem_mb=200", *SMOKE, timeout=900)
+    text = out.stdout + out.stderr
+    assert out.returncode != 0
+    assert re.search(r"SLURM: \S+rule_graphs/\d+\.log: slurmstepd\S*: error: Exceeded job memory limit", text), text[
+        -3000:
+    ]
+    assert not (tmp_path / "results" / "graphs" / "alexnet.json").exists()
