@@ -106,9 +106,14 @@ def sqlite_uri(db_path: str | Path) -> str:
     return f"sqlite:///{Path(db_path).resolve()}"
 
 
+def is_uri(store: str | Path) -> bool:
+    """Whether a store is a tracking URI (``scheme://...``) rather than a SQLite file's path."""
+    return "://" in str(store)
+
+
 def store_uri(store: str | Path) -> str:
-    """The tracking URI of a store: a URI (``scheme://...``) as it is, a path as its SQLite file."""
-    return str(store) if "://" in str(store) else sqlite_uri(store)
+    """The tracking URI of a store: a URI as it is, a path as its SQLite file."""
+    return str(store) if is_uri(store) else sqlite_uri(store)
 
 
 def is_server(store: str | Path) -> bool:
@@ -148,9 +153,8 @@ def init_store(
     import contextlib
     import fcntl
 
-    local = "://" not in str(store)
     with contextlib.ExitStack() as stack:
-        if local:
+        if not is_uri(store):
             Path(store).parent.mkdir(parents=True, exist_ok=True)
             lock = stack.enter_context(open(f"{store}.init.lock", "w"))
             fcntl.flock(lock, fcntl.LOCK_EX)  # blocking; released when the file closes or the process dies

@@ -88,9 +88,9 @@ def init_tracking(store: str, experiment: str, dists: list[str], out_json: str |
     Artifacts go beside a SQLite store (``artifacts/``), under ``results/mlflow/artifacts``
     for another database URI, and where a tracking server keeps them."""
     from pacml.runs import write_json
-    from pacml.tracking import git_commit, init_store
+    from pacml.tracking import git_commit, init_store, is_uri
 
-    root = Path("results/mlflow") if "://" in store else Path(store).parent
+    root = Path("results/mlflow") if is_uri(store) else Path(store).parent
     parents = init_store(store, experiment, dists, root / "artifacts", {"git_commit": git_commit()})
     write_json(out_json, parents)
     return parents
