@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -58,21 +57,14 @@ def mlflow_server(folder: Path, prefix: tuple[str, ...] = (), timeout_s: float =
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, prefix: tuple[str, ...], timeout_s: float) -> None:
+    """Poll ``/health`` from where the server listens (under ``prefix``: inside its namespace)."""
+    probe = [*prefix, sys.executable, "-c", f"import urllib.request; urllib.request.urlopen('{url}/health', timeout=2)"]
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"mlflow server exited {proc.returncode}: {log.read_text()[-2000:]}")
-        if prefix:  # the server listens in another network namespace: ask from inside it
-            probe = f"import urllib.request; urllib.request.urlopen('{url}/health', timeout=2)"
-            if subprocess.run([*prefix, sys.executable, "-c", probe], capture_output=True).returncode == 0:
-                return
-        else:
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                pass
+        if subprocess.run(probe, capture_output=True).returncode == 0:
+            return
         time.sleep(0.5)
     raise RuntimeError(f"mlflow server not healthy after {timeout_s} s: {log.read_text()[-2000:]}")
 
