@@ -82,7 +82,7 @@ def _cmd_graphs_import(args: argparse.Namespace) -> int:
 def _cmd_graphs_profile(args: argparse.Namespace) -> int:
     from pacml.graphs.commands import profile_models
 
-    for path in profile_models(args.models, args.out, args.steps):
+    for path in profile_models(args.models, args.out, args.steps, args.format, args.input, args.batch, args.precision):
         print(path)
     return 0
 
@@ -167,10 +167,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=_output_dir, required=True, help="output directory")
     p.add_argument("--steps", type=_positive, default=50, help="training steps per job (default 50)")
     p.set_defaults(func=_cmd_graphs_import)
-    p = gsub.add_parser("profile", help="write built-in profiles (alexnet, gnmt, resnet18, squeezenet1_0, vgg16)")
-    p.add_argument("models", nargs="+", help="model names, or 'all'")
+    p = gsub.add_parser(
+        "profile",
+        help="profile models on the meta device (no weights, no downloads) into PipeDream graph files",
+        description="Profile models into per-layer graphs: the paper's five (alexnet, gnmt, resnet18, "
+        "squeezenet1_0, vgg16; 'paper' or 'all' for them), gpt2 and bert_base, any torchvision model "
+        "(torchvision.models.list_models(); 'modern' for vit_b_16 gpt2 bert_base resnet50 mobilenet_v2), "
+        "or module:callable returning a torch.nn.Module (needs --input).",
+    )
+    p.add_argument("models", nargs="+", help="model names, 'paper', 'modern', or module:callable")
     p.add_argument("--out", type=_output_dir, required=True, help="output directory")
     p.add_argument("--steps", type=_positive, default=50, help="training steps per job (default 50)")
+    p.add_argument(
+        "--format",
+        choices=("pipedream", "json"),
+        default="pipedream",
+        help="pipedream: <name>.txt in PipeDream's graph.txt format (default); json: pacml's canonical <name>.json",
+    )
+    p.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="SHAPE[:DTYPE]",
+        help="an input of forward, e.g. 1x3x224x224 or 8x1024:int64 (repeat for several inputs; "
+        "default: the model's own, see pacml.graphs.models)",
+    )
+    p.add_argument("--batch", type=_positive, default=None, help="replace the first dimension of every input")
+    p.add_argument(
+        "--precision",
+        choices=("fp32", "tf32", "bf16"),
+        default="fp32",
+        help="numeric format of the A100 roofline: fp32 (the paper's), tf32 or bf16 tensor cores",
+    )
     p.set_defaults(func=_cmd_graphs_profile)
     p = gsub.add_parser("summary", help="characterise graphs (ops, deps, depth, sequential JCT, memory)")
     p.add_argument("files", nargs="+", help="graph files (.json or PipeDream .txt) or directories")

@@ -14,7 +14,7 @@ class ConfigError(PacmlError, ValueError):
     """
 
     def __init__(self, key: str, value: object, problem: str, source: str = "<defaults>"):
-        self.key, self.value, self.source = key, value, source
+        self.key, self.value, self.problem, self.source = key, value, problem, source
         super().__init__(f"{source}: config key '{key}' = {shorten(value)}: {problem}")
 
 
@@ -63,3 +63,12 @@ class TrainingLockedError(PacmlError, RuntimeError):
             f"since {owner.get('started')}); wait for it, or stop it (kill {owner.get('pid')}) and rerun: "
             "the rerun resumes from its last checkpoint"
         )
+
+
+class ProfileError(PacmlError, ValueError):
+    """A model cannot be profiled (unknown, untraceable, or its inputs do not fit); the
+    message names the model (or the option) and, where known, the module or layer at fault."""
+
+    def __init__(self, model: str, problem: str):
+        self.model = model
+        super().__init__(f"{model}: {problem}")

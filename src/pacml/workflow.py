@@ -46,15 +46,12 @@ def check_workflow_inputs(cfg: Config) -> None:
                     f"graphs.models[{i}]", name, f"no {name}.txt or {name}/graph.txt in {folder}", "config.yaml"
                 )
     else:
-        from pacml.graphs.profiler import BUILTIN_MODELS
+        from pacml.graphs.models import is_known_model, known_models_text
 
         for i, name in enumerate(cfg.graphs.models):
-            if name not in BUILTIN_MODELS:
+            if not is_known_model(name):
                 raise ConfigError(
-                    f"graphs.models[{i}]",
-                    name,
-                    f"no built-in profile; known: {', '.join(BUILTIN_MODELS)}",
-                    "config.yaml",
+                    f"graphs.models[{i}]", name, f"no built-in profile; known: {known_models_text()}", "config.yaml"
                 )
     dist = cfg.figures.load_sweep_dist
     if dist is not None and dist not in cfg.workflow.distributions:

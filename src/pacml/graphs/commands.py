@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pacml.errors import GraphFormatError
 from pacml.graphs.io import read_graph, write_graph
-from pacml.graphs.pipedream import model_name_from_path, read_pipedream
+from pacml.graphs.pipedream import model_name_from_path, read_pipedream, write_pipedream
 from pacml.graphs.summary import SUMMARY_COLUMNS, summarise
 
 
@@ -48,17 +48,38 @@ def import_pipedream_dir(
     return written
 
 
-def profile_models(models: list[str] | tuple[str, ...], out: str | Path, num_training_steps: int = 50) -> list[Path]:
-    """Write the built-in profiles of ``models`` ('all' for the five) as canonical JSON."""
-    from pacml.graphs.profiler import BUILTIN_MODELS, profile_model
+def profile_models(
+    models: list[str] | tuple[str, ...],
+    out: str | Path,
+    num_training_steps: int = 50,
+    fmt: str = "json",
+    inputs: list[str] | tuple[str, ...] = (),
+    batch: int | None = None,
+    precision: str = "fp32",
+) -> list[Path]:
+    """Profile ``models`` (`pacml.graphs.models`: 'paper' for the paper's five, 'modern' for
+    today's five) into ``out``: ``<name>.json`` (canonical, ``fmt='json'``) or ``<name>.txt``
+    (PipeDream, ``fmt='pipedream'``); ``inputs`` are input specs (SHAPE[:DTYPE]) for every
+    model, ``batch`` replaces their first dimension, ``precision`` is fp32, tf32 or bf16."""
+    from pacml.graphs.models import MODERN_MODELS, PAPER_MODELS, model_name, parse_input_spec
+    from pacml.graphs.profiler import profile_model
 
-    names = BUILTIN_MODELS if list(models) == ["all"] else tuple(models)
+    if fmt not in ("json", "pipedream"):
+        raise GraphFormatError(str(out), f"unknown graph format {fmt!r}; known: json, pipedream")
+    groups = {"all": PAPER_MODELS, "paper": PAPER_MODELS, "modern": MODERN_MODELS}
+    names = [n for m in models for n in groups.get(m, (m,))]
+    specs = tuple(parse_input_spec(t) for t in inputs) or None
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name in names:
-        target = out / f"{name}.json"
-        write_graph(profile_model(name, num_training_steps), target)
+    for name in dict.fromkeys(names):
+        graph = profile_model(name, num_training_steps, specs, batch, precision)
+        if fmt == "json":
+            target = out / f"{model_name(name)}.json"
+            write_graph(graph, target)
+        else:
+            target = out / f"{model_name(name)}.txt"
+            write_pipedream(graph, target)
         written.append(target)
     return written
 

@@ -19,17 +19,17 @@ and target length 47, read off the profile's activation sizes (embedding output
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from pacml.errors import UnknownNameError
+from pacml.errors import ProfileError
+from pacml.graphs.models import PAPER_MODELS, InputSpec, build_model, model_name
 from pacml.graphs.opgraph import OpGraph, training_graph
 
-BUILTIN_MODELS = ("alexnet", "gnmt", "resnet18", "squeezenet1_0", "vgg16")
-IMAGE_BATCH = {"vgg16": 128}
-"""Image batch sizes that differ from 256 in PipeDream's profiles."""
+BUILTIN_MODELS = PAPER_MODELS
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ _ZERO_COST = {
 }
 
 
-def _gnmt_module(vocab: int = 32320, hidden: int = 1024):
+def gnmt_module(vocab: int = 32320, hidden: int = 1024):
     import torch
     from torch import nn
 
@@ -137,24 +137,6 @@ def _gnmt_module(vocab: int = 32320, hidden: int = 1024):
     return GNMT()
 
 
-def build_model(name: str):
-    """The (randomly initialised, never downloaded) torch module and its meta inputs."""
-    import torch
-    import torchvision
-
-    if name == "gnmt":
-        batch, src_len, tgt_len = 32, 48, 47
-        return _gnmt_module(), (
-            torch.empty(batch, src_len, dtype=torch.long, device="meta"),
-            torch.empty(batch, tgt_len, dtype=torch.long, device="meta"),
-        )
-    if name not in BUILTIN_MODELS:
-        raise UnknownNameError(f"unknown built-in model {name!r}; known: {', '.join(BUILTIN_MODELS)}")
-    model = getattr(torchvision.models, name)(weights=None)
-    batch = IMAGE_BATCH.get(name, 256)
-    return model, (torch.empty(batch, 3, 224, 224, device="meta"),)
-
-
 def _lstm_flops(mod, in_shape) -> float:
     """2 x 4 gates x (input x hidden + hidden x hidden) multiply-adds per step and direction."""
     batch, steps = in_shape[0], in_shape[1]
@@ -186,43 +168,169 @@ def _describe(node, gm) -> str:
     return {"add": "Add", "cat": "Concat", "flatten": "Flatten", "getitem": "__getitem__"}.get(name, name)
 
 
-def profile_layers(name: str) -> list[dict]:
-    """Trace ``name`` and measure every layer (see the module doc). One dict per layer, in
-    execution order: name, description, kind, inputs (indices), flops, bytes_moved,
-    activation_bytes, parameter_bytes."""
+class _PathTracer:
+    """``torch.fx`` tracing that remembers which module it was inside when tracing failed."""
+
+    @staticmethod
+    def trace(module, name: str):
+        import torch.fx as fx
+
+        class Tracer(fx.Tracer):
+            def __init__(self):
+                super().__init__()
+                self.stack: list[str] = []
+                self.failed_in: str | None = None
+
+            def call_module(self, m, forward, args, kwargs):
+                self.stack.append(f"{self.path_of_module(m) or '<model>'} ({type(m).__name__})")
+                try:
+                    return super().call_module(m, forward, args, kwargs)
+                except Exception:
+                    if self.failed_in is None:
+                        self.failed_in = self.stack[-1]
+                    raise
+                finally:
+                    self.stack.pop()
+
+        tracer = Tracer()
+        try:
+            graph = tracer.trace(module)
+        except Exception as exc:  # fx raises TraceError, TypeError, AttributeError, ...
+            where = tracer.failed_in or f"<model> ({type(module).__name__})"
+            raise ProfileError(
+                name, f"torch.fx cannot trace it: in module {where}{_source_line(exc)}: {_first_line(exc)}"
+            ) from None
+        return fx.GraphModule(tracer.root, graph, type(module).__name__)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"
+
+
+def _source_line(exc: BaseException) -> str:
+    """`` at file:line`` of the innermost frame outside torch (the model's own code)."""
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/torch/" not in f.filename]
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f" at {f.filename.split('site-packages/')[-1]}:{f.lineno}"
+
+
+PRECISIONS = {"fp32": 19.5e12, "tf32": 156e12, "bf16": 312e12}
+"""Dense A100 peaks per numeric format, FLOP/s (NVIDIA A100 Tensor Core GPU datasheet, 2020:
+FP32 19.5 TFLOPS; TF32 Tensor Core 156 TFLOPS and BF16 Tensor Core 312 TFLOPS without
+sparsity). FP32 is the paper's. TF32 keeps 4-byte tensors; BF16 casts the model and its
+floating-point inputs, so activations and parameters are 2 bytes an element."""
+
+
+def device_for(precision: str) -> DeviceModel:
+    if precision not in PRECISIONS:
+        raise ProfileError("--precision", f"unknown numeric format {precision!r}; known: {', '.join(PRECISIONS)}")
+    return A100 if precision == "fp32" else DeviceModel(peak_flops_per_s=PRECISIONS[precision])
+
+
+def _mutable(x):
+    """fx's immutable argument lists and dicts as plain ones (some wrapped functions mutate them)."""
+    if isinstance(x, tuple):
+        return tuple(_mutable(v) for v in x)
+    if isinstance(x, list):
+        return [_mutable(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _mutable(v) for k, v in x.items()}
+    return x
+
+
+def _meta_inputs(specs: tuple[InputSpec, ...], precision: str) -> list:
+    import torch
+
+    out = []
+    for spec in specs:
+        dtype = getattr(torch, spec.dtype)
+        if precision == "bf16" and dtype.is_floating_point:
+            dtype = torch.bfloat16
+        out.append(torch.empty(spec.shape, dtype=dtype, device="meta"))
+    return out
+
+
+def profile_layers(
+    name: str,
+    inputs: tuple[InputSpec, ...] | None = None,
+    batch: int | None = None,
+    precision: str = "fp32",
+) -> list[dict]:
+    """Trace ``name`` (`pacml.graphs.models.build_model`) and measure every layer (see the
+    module doc). One dict per layer, in execution order: name, description, kind, inputs
+    (indices), flops, bytes_moved, activation_bytes, parameter_bytes and weight_gradients
+    (the layer has trainable weights). A parameter shared by several layers (GPT-2's tied
+    output projection) counts its bytes at its first layer only. Raises `ProfileError`
+    naming the model and the module or layer where tracing or shape propagation failed."""
     import torch
     import torch.fx as fx
     from torch.utils.flop_counter import FlopCounterMode
 
-    model, inputs = build_model(name)
+    device_for(precision)
+    model, specs = build_model(name, inputs, batch)
+    # moving to meta unties shared parameters; remember each one's first name first
+    owner: dict[int, str] = {}
+    first_name = {n: owner.setdefault(id(p), n) for n, p in model.named_parameters(remove_duplicate=False)}
     model = model.to("meta").eval()
-    gm = fx.symbolic_trace(model)
+    if precision == "bf16":
+        model = model.to(torch.bfloat16)
+    gm = _PathTracer.trace(model, name)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(specs):
+        raise ProfileError(
+            name,
+            f"forward takes {len(placeholders)} input(s) ({', '.join(n.target for n in placeholders)}) "
+            f"but {len(specs)} input spec(s) were given ({', '.join(s.text() for s in specs)})",
+        )
     env: dict[str, object] = {}
     layers: list[dict] = []
     index: dict[str, int] = {}
-    placeholders = iter(inputs)
+    counted: set[str] = set()
+    feed = iter(_meta_inputs(specs, precision))
     for node in gm.graph.nodes:
         if node.op == "output":
             continue
-        args = fx.node.map_arg(node.args, lambda n: env[n.name])
-        kwargs = fx.node.map_arg(node.kwargs, lambda n: env[n.name])
+        args = _mutable(fx.node.map_arg(node.args, lambda n: env[n.name]))
+        kwargs = _mutable(fx.node.map_arg(node.kwargs, lambda n: env[n.name]))
         params = 0.0
+        trainable = False
         extra_flops = 0.0
-        with FlopCounterMode(display=False) as counter:
-            if node.op == "placeholder":
-                out = next(placeholders)
-            elif node.op == "get_attr":
-                out = getattr(gm, node.target)
-            elif node.op == "call_module":
-                mod = gm.get_submodule(node.target)
-                params = float(sum(p.numel() * p.element_size() for p in mod.parameters()))
-                out = mod(*args, **kwargs)
-                if isinstance(mod, torch.nn.LSTM):
-                    extra_flops = _lstm_flops(mod, args[0].shape)
-            elif node.op == "call_method":
-                out = getattr(args[0], node.target)(*args[1:], **kwargs)
-            else:
-                out = node.target(*args, **kwargs)
+        try:
+            with FlopCounterMode(display=False) as counter:
+                if node.op == "placeholder":
+                    out = next(feed)
+                elif node.op == "get_attr":  # a buffer or a parameter used outside a module
+                    out = functools.reduce(getattr, node.target.split("."), gm)
+                    if isinstance(out, torch.nn.Parameter):
+                        trainable = out.requires_grad
+                        if first_name.get(node.target, node.target) not in counted:
+                            counted.add(first_name.get(node.target, node.target))
+                            params += float(out.numel() * out.element_size())
+                elif node.op == "call_module":
+                    mod = gm.get_submodule(node.target)
+                    for pname, p in mod.named_parameters(prefix=node.target, remove_duplicate=False):
+                        trainable = trainable or p.requires_grad
+                        if first_name.get(pname, pname) not in counted:
+                            counted.add(first_name.get(pname, pname))
+                            params += float(p.numel() * p.element_size())
+                    out = mod(*args, **kwargs)
+                    if isinstance(mod, torch.nn.LSTM):
+                        extra_flops = _lstm_flops(mod, args[0].shape)
+                elif node.op == "call_method":
+                    out = getattr(args[0], node.target)(*args[1:], **kwargs)
+                else:
+                    out = node.target(*args, **kwargs)
+        except Exception as exc:
+            raise ProfileError(
+                name,
+                f"layer {node.name} ({_describe(node, gm)[:80]}) fails on inputs "
+                f"{', '.join(s.text() for s in specs)}: {_first_line(exc)}",
+            ) from None
         env[node.name] = out
         parents = [index[n.name] for n in node.all_input_nodes if n.name in index]
         in_bytes = sum(layers[p]["activation_bytes"] for p in parents)
@@ -238,6 +346,7 @@ def profile_layers(name: str) -> list[dict]:
                 "bytes_moved": in_bytes + activation + params,
                 "activation_bytes": activation,
                 "parameter_bytes": params,
+                "weight_gradients": trainable,
             }
         )
         index[node.name] = len(layers) - 1
@@ -254,20 +363,27 @@ def layer_times_s(layer: dict, device: DeviceModel = A100) -> tuple[float, float
         layer["flops"] / (device.peak_flops_per_s * device.efficiency),
         layer["bytes_moved"] / (device.memory_bytes_per_s * device.efficiency),
     )
-    factor = device.backward_factor if layer["parameter_bytes"] > 0 else 1.0
+    factor = device.backward_factor if layer["weight_gradients"] else 1.0
     return fwd, fwd * factor
 
 
-def profile_model(name: str, num_training_steps: int = 50, device: DeviceModel = A100) -> OpGraph:
-    """The built-in training-step graph of ``name`` (deterministic)."""
-    layers = profile_layers(name)
+def profile_model(
+    name: str,
+    num_training_steps: int = 50,
+    inputs: tuple[InputSpec, ...] | None = None,
+    batch: int | None = None,
+    precision: str = "fp32",
+) -> OpGraph:
+    """The training-step graph of model ``name`` (deterministic; `pacml.graphs.models`)."""
+    layers = profile_layers(name, inputs, batch, precision)
+    device = device_for(precision)
     times = np.array([layer_times_s(layer, device) for layer in layers])
     edges = [(p, i) for i, layer in enumerate(layers) for p in layer["inputs"]]
     has_child = {u for u, _ in edges}
     sinks = [i for i in range(len(layers)) if i not in has_child]
     assert sinks and not math.isnan(times.sum())
     return training_graph(
-        name=name,
+        name=model_name(name),
         forward_names=[layer["name"] for layer in layers],
         descriptions=[layer["description"] for layer in layers],
         forward_time_s=times[:, 0],
