@@ -19,6 +19,7 @@ include: "workflow/rules/graphs.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/experiments.smk"
 
 
 WORKFLOW_START_S = time.time()

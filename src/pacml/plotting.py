@@ -20,6 +20,7 @@ POLICY_LABELS = {
     "best_fixed": "Best fixed",
     "rollout": "Rollout",
     "rollout_clairvoyant": "Rollout (clairvoyant, bound)",
+    "pacml_transfer": "PAC-ML (agents under test)",
 }
 
 
@@ -76,12 +77,12 @@ def _label(policy: str) -> str:
 
 
 def beta_distributions(cfg: Config, png: str, pdf: str) -> None:
-    from pacml.sim.workload import build_pmf
+    from pacml.sim.workload import episode_pmf
 
     plt, sns = _setup()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
     for name in cfg.workflow.distributions:
-        pmf = build_pmf(cfg.distributions[name], np.random.default_rng(0))
+        pmf = episode_pmf(cfg.distributions, name, np.random.default_rng(0))
         label = cfg.distributions[name].label or name
         axes[0].plot(pmf.support, pmf.probs, marker=".", lw=1, label=label)
         axes[1].plot(pmf.support, np.cumsum(pmf.probs), lw=1.5, label=label)
@@ -137,6 +138,21 @@ def performance_bars(tidy: pd.DataFrame, png: str, pdf: str) -> None:
         ax.set(xlabel="β distribution", ylabel=ylabel)
     axes[0].get_legend().remove()
     axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _save(fig, png, pdf)
+
+
+def experiment_bars(tidy: pd.DataFrame, title: str, png: str, pdf: str) -> None:
+    """An experiment's blocking rate per test distribution and policy, 95 % CI over the
+    agents' training seeds x test seeds (`pacml.experiments`)."""
+    plt, sns = _setup()
+    sub = tidy[tidy["metric"] == "blocking_rate"].copy()
+    sub["policy"] = sub["policy"].map(_label)
+    fig, ax = plt.subplots(figsize=(3.2 + 1.6 * sub["dist"].nunique(), 3.4))
+    sns.barplot(
+        data=sub, x="dist", y="value", hue="policy", errorbar=("ci", 95), ax=ax, saturation=1, **_hue(sub["policy"])
+    )
+    ax.set(xlabel="β distribution (test)", ylabel="Blocking rate", title=title)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     _save(fig, png, pdf)
 
 

@@ -56,6 +56,8 @@ def _schema(tp: Any) -> dict:
         return {"type": "array", "items": _schema(typing.get_args(tp)[0])}
     if origin is dict:
         return {"type": "object", "additionalProperties": _schema(typing.get_args(tp)[1])}
+    if tp is Any:
+        return {}  # any value: the typed config checks it (an experiment's overrides)
     return {
         bool: {"type": "boolean"},
         int: {"type": "integer"},

@@ -1,6 +1,8 @@
 # Validation, names and paths shared by every rule.
 from pacml.config import (GRAPH_KEYS, SELECTION_KEYS, config_from_dict, evaluation_keys,
                           normalise_cli_values, section_hash, training_keys)
+from pacml.experiments import (TRANSFER, check_experiments, model_specs, pool_config, pool_inputs, reuses_main,
+                               train_distribution)
 from pacml.workflow import check_workflow_inputs
 from snakemake.utils import validate
 
@@ -60,3 +62,54 @@ def selection_input(wildcards):
 def teacher_input(wildcards):
     """Training that imitates the planner reads its base policy from the selection."""
     return f"results/{wildcards.dist}/selection.json" if CFG.imitation.iterations else []
+
+
+# Named generalisation experiments (workflow/rules/experiments.smk; pacml.experiments)
+
+check_experiments(CFG)
+EXPERIMENTS = list(CFG.experiments)
+EXPERIMENT_CFG = {(e, p): pool_config(CFG, e, p) for e in EXPERIMENTS for p in ("train", "test")}
+EXPERIMENT_FIGURES = expand("results/experiments/{exp}/figure.{ext}", exp=EXPERIMENTS, ext=["png", "pdf"])
+
+
+wildcard_constraints:
+    exp="|".join(EXPERIMENTS) or "no-experiment",
+    pool="train|test",
+    xdist=r"[A-Za-z0-9][A-Za-z0-9_-]*",
+    xpolicy=r"[A-Za-z0-9][A-Za-z0-9_-]*",
+
+
+def _cfg(w):
+    """The config of an experiment's jobs on one pool."""
+    return EXPERIMENT_CFG[(w.exp, w.pool)]
+
+
+def experiment_policies(exp):
+    return [TRANSFER, "pacml", *CFG.experiments[exp].baselines]
+
+
+def experiment_checkpoint(w):
+    """The agents under test learnt on the training pool; the reference, on the test pool
+    (the main workflow's agents where nothing they read differs)."""
+    if w.xpolicy == TRANSFER:
+        trained_on = train_distribution(CFG.experiments[w.exp], w.xdist)
+        return f"results/experiments/{w.exp}/train/{trained_on}/train/seed{w.seed}/best.pt"
+    if w.xpolicy == "pacml":
+        if reuses_main(CFG, w.exp, "agents"):
+            return f"results/{w.xdist}/train/seed{w.seed}/best.pt"
+        return f"results/experiments/{w.exp}/test/{w.xdist}/train/seed{w.seed}/best.pt"
+    return []
+
+
+def experiment_selection(w):
+    """best_fixed's and the planners' choices on the test pool (the main workflow's likewise)."""
+    if w.xpolicy not in ("best_fixed", "rollout", "rollout_clairvoyant"):
+        return []
+    if reuses_main(CFG, w.exp, "selection"):
+        return f"results/{w.xdist}/selection.json"
+    return f"results/experiments/{w.exp}/test/{w.xdist}/selection.json"
+
+
+def experiment_evaluation_hash(w):
+    test = EXPERIMENT_CFG[(w.exp, "test")]
+    return section_hash(test, *evaluation_keys(test, "pacml" if w.xpolicy == TRANSFER else w.xpolicy))

@@ -5,6 +5,7 @@ validates everything once; errors name the dotted key, the value and the file.
 Defaults are the paper's setting (``../shared/research/paper.md``, ``ddls.md``).
 """
 
+from pacml.config.experiments import ExperimentConfig
 from pacml.config.hashing import (
     EPISODE_KEYS,
     GRAPH_KEYS,
@@ -36,6 +37,7 @@ from pacml.config.tree import Config, FiguresConfig, TrackingConfig, WorkflowCon
 
 __all__ = [
     "EPISODE_KEYS",
+    "ExperimentConfig",
     "EXTRA_SECTIONS",
     "GRAPH_KEYS",
     "NOT_RESULT_KEYS",

@@ -75,6 +75,15 @@ def _check_ranges(cfg: Config, source: str) -> None:
             raise ConfigError(f"{key}.decimals", d.decimals, "must be >= 0", source)
         if d.samples < 1 or d.bins < 1:
             raise ConfigError(f"{key}.samples", (d.samples, d.bins), "samples and bins must be >= 1", source)
+        if (d.kind == "mixture") != bool(d.components):
+            raise ConfigError(
+                f"{key}.components", list(d.components), "a mixture (and only a mixture) has components", source
+            )
+        for i, c in enumerate(d.components):
+            if c not in cfg.distributions or cfg.distributions[c].kind == "mixture":
+                raise ConfigError(
+                    f"{key}.components[{i}]", c, "must name a uniform or skewnorm distribution of this config", source
+                )
     a = cfg.agent
     for key in ("message_dim", "hidden_dim", "node_dim", "graph_dim"):
         if getattr(a, key) < 1:
@@ -83,6 +92,10 @@ def _check_ranges(cfg: Config, source: str) -> None:
         raise ConfigError("agent.message_dim", a.message_dim, "must be even (half node, half edge)", source)
     if a.num_rounds < 2:
         raise ConfigError("agent.num_rounds", a.num_rounds, "must be >= 2", source)
+    for key in ("log10_seconds", "log10_bytes", "log10_counts"):
+        lo_hi = getattr(a, key)
+        if len(lo_hi) != 2 or not lo_hi[0] < lo_hi[1]:
+            raise ConfigError(f"agent.{key}", list(lo_hi), "needs [low, high] with low < high", source)
     p = cfg.ppo
     if p.total_timesteps < (0 if cfg.imitation.iterations else 1):
         raise ConfigError("ppo.total_timesteps", p.total_timesteps, "must be >= 1 (>= 0 after imitation)", source)
@@ -109,6 +122,7 @@ def _check_ranges(cfg: Config, source: str) -> None:
         _check_policy_name(name, cfg.cluster.max_degree, f"workflow.baselines[{i}]", source)
     for i, name in enumerate(cfg.figures.load_sweep_policies):
         _check_policy_name(name, cfg.cluster.max_degree, f"figures.load_sweep_policies[{i}]", source)
+    _check_experiments(cfg, source)
     if cfg.imitation.teacher_base_policy not in ("best_fixed", "tuned", "planning"):
         _check_policy_name(
             cfg.imitation.teacher_base_policy,
@@ -161,6 +175,27 @@ def _check_ranges(cfg: Config, source: str) -> None:
                 f"unknown distribution; defined: {sorted(cfg.distributions)}",
                 source,
             )
+
+
+def _check_experiments(cfg: Config, source: str) -> None:
+    """What an experiment names that the config itself defines (its models and overrides are
+    checked by `pacml.experiments.check_experiments` before the workflow runs)."""
+    for name, exp in cfg.experiments.items():
+        key = f"experiments.{name}"
+        check_name(name, key, source)
+        own = [k.split(".")[1] for k in exp.overrides if k.startswith("distributions.") and k.count(".") == 1]
+        defined = sorted({*cfg.distributions, *own})
+        if not exp.distributions:
+            raise ConfigError(f"{key}.distributions", [], "name at least one test distribution", source)
+        for i, d in enumerate(exp.distributions):
+            if d not in defined:
+                raise ConfigError(f"{key}.distributions[{i}]", d, f"no such distribution; defined: {defined}", source)
+        if exp.train_distribution is not None and exp.train_distribution not in defined:
+            raise ConfigError(
+                f"{key}.train_distribution", exp.train_distribution, f"no such distribution; defined: {defined}", source
+            )
+        for i, policy in enumerate(exp.baselines):
+            _check_policy_name(policy, cfg.cluster.max_degree, f"{key}.baselines[{i}]", source)
 
 
 def _check_policy_name(name: str, max_degree: int, key: str, source: str, known: tuple[str, ...] | None = None) -> None:

@@ -9,13 +9,15 @@ from pacml.config.tree import Config
 
 def config_hash(cfg: Config) -> str:
     """A short stable hash of the validated config that makes a run's numbers (recorded with
-    every run); where they are recorded (``tracking``) and `NOT_RESULT_KEYS` do not count, so a
-    job has one hash in every store."""
+    every run); where they are recorded (``tracking``), `NOT_RESULT_KEYS` and the experiments
+    (each experiment's jobs run in a config of their own) do not count, so a job has one hash
+    in every store."""
     import hashlib
     import json
 
     tree = _result_tree(cfg)
     tree.pop("tracking")
+    tree.pop("experiments")
     blob = json.dumps(tree, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
@@ -24,15 +26,34 @@ NOT_RESULT_KEYS = ("ppo.torch_threads",)
 """Keys that change how fast a run goes, never its numbers: left out of every run hash."""
 
 
+INERT_KEYS = {("agent.feature_scales", "pool"): ("agent.log10_seconds", "agent.log10_bytes", "agent.log10_counts")}
+"""Keys added after results were published, left out of every hash while the first holds the
+value that reproduces the earlier behaviour (then the others are read by nothing): finished
+runs and their checkpoints stay current. Likewise a distribution's ``components`` while empty."""
+
+
 def _result_tree(cfg: Config) -> dict:
-    """The config as a nested dict without `NOT_RESULT_KEYS`."""
+    """The config as a nested dict without `NOT_RESULT_KEYS` and inert `INERT_KEYS`."""
     tree = dataclasses.asdict(cfg)
-    for dotted in NOT_RESULT_KEYS:
+    drop = list(NOT_RESULT_KEYS)
+    for (key, inert_value), readers in INERT_KEYS.items():
+        if _get(tree, key) == inert_value:
+            drop += [key, *readers]
+    for dotted in drop:
         *path, last = dotted.split(".")
         node = tree
         for k in path:
             node = node[k]
         node.pop(last, None)
+    for dist in tree["distributions"].values():  # added with mixtures; read only by them
+        if not dist["components"]:
+            dist.pop("components")
+    return tree
+
+
+def _get(tree: dict, dotted: str):
+    for k in dotted.split("."):
+        tree = tree[k]
     return tree
 
 
@@ -66,13 +87,17 @@ def evaluation_keys(cfg: Config, policy: str) -> tuple[str, ...]:
     return (*made_by, "workflow.test_seeds")
 
 
-def section_hash(cfg: Config, *keys: str) -> str:
+def section_hash(cfg: Config, *keys: str, dists: tuple[str, ...] | None = None) -> str:
     """A short hash of the named (dotted) parts of the config, e.g. ``section_hash(cfg,
-    "cluster", "workload.num_training_steps")``; `NOT_RESULT_KEYS` never count."""
+    "cluster", "workload.num_training_steps")``; `NOT_RESULT_KEYS` never count. With ``dists``,
+    the ``distributions`` section holds only those (and their mixtures' components)."""
     import hashlib
     import json
 
     tree = _result_tree(cfg)
+    if dists is not None:
+        used = set(dists) | {c for d in dists for c in cfg.distributions[d].components}
+        tree["distributions"] = {k: v for k, v in tree["distributions"].items() if k in used}
     parts = {}
     for key in keys:
         node = tree

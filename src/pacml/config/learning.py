@@ -43,6 +43,19 @@ class AgentConfig:
     """Extension: also show what a planner reads off the cluster (per-degree JCT over the
     requirement, free fraction per communication group and rack, workers freed soon by
     pending departures, episode time left; `pacml.env.features`). false: the paper's inputs."""
+    feature_scales: Literal["pool", "fixed"] = "pool"
+    """How a job's sizes become features. pool: min-max over the job pool in use (the paper's;
+    the same job reads differently in another pool). fixed: log10 of its seconds, bytes and
+    counts mapped linearly from the ranges below to [0, 1] (values outside go beyond), and the
+    pending-release windows in units of the job's own sequential JCT: a job's features are
+    the same in every pool, so an agent can act on jobs it never saw (`pacml.env.features`).
+    The ranges are part of the agent's config, so its checkpoint carries them."""
+    log10_seconds: tuple[float, ...] = (0.0, 6.0)
+    """fixed: log10 range of simulator seconds (sequential and acceptable JCT): 1 s .. 11.6 days."""
+    log10_bytes: tuple[float, ...] = (6.0, 12.0)
+    """fixed: log10 range of a job's total op memory and total dependency bytes: 1 MB .. 1 TB."""
+    log10_counts: tuple[float, ...] = (0.0, 4.0)
+    """fixed: log10 range of a job's ops, dependencies and training steps: 1 .. 10,000."""
 
 
 @dataclass(frozen=True)

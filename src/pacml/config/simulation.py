@@ -61,8 +61,8 @@ class PartitionConfig:
 class BetaDistribution:
     """A JCT-requirement distribution: beta = max acceptable JCT / sequential JCT."""
 
-    kind: Literal["uniform", "skewnorm"] = "uniform"
-    """uniform over a grid, or ddls' skew-normal recipe."""
+    kind: Literal["uniform", "skewnorm", "mixture"] = "uniform"
+    """uniform over a grid, ddls' skew-normal recipe, or a mixture of other distributions."""
     min: float = 0.1
     """Smallest beta (0 < min <= max)."""
     max: float = 1.0
@@ -77,6 +77,10 @@ class BetaDistribution:
     """Only for kind=skewnorm: histogram bins of the PMF."""
     label: str = ""
     """Label used in figures (e.g. the paper's beta_A)."""
+    components: tuple[str, ...] = ()
+    """Only for kind=mixture: the distributions mixed with equal weights (each job's beta comes
+    from one of them, chosen uniformly; each component's PMF is built as its own episode would
+    build it). Components are uniform or skewnorm distributions."""
 
 
 def _paper_distributions() -> dict[str, BetaDistribution]:

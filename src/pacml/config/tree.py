@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pacml.config.experiments import ExperimentConfig
 from pacml.config.learning import AgentConfig, ImitationConfig, PlanningConfig, PPOConfig
 from pacml.config.simulation import (
     BetaDistribution,
@@ -92,6 +93,8 @@ class Config:
     """MLflow."""
     figures: FiguresConfig = field(default_factory=FiguresConfig)
     """Figures that are not per distribution."""
+    experiments: dict[str, ExperimentConfig] = field(default_factory=dict)
+    """Named generalisation experiments (`snakemake experiments`), by name."""
     extra: dict[str, Any] = field(default_factory=dict)
     """The ``scales`` section, kept verbatim (it is applied before validation)."""
 

@@ -8,10 +8,13 @@ action mask:
 - 5 node features: compute / job max, is-max-compute, memory / job max, is-max-memory,
   depth / max depth (ddls B20, an always-0 is-max-compute, is fixed);
 - 2 edge features: size / job max, is-max-size;
-- 15 job features: min-max-normalised #ops, #deps, sequential JCT, max acceptable JCT,
-  beta, total op memory, total dependency size, training steps (over the job pool), raw
-  beta, and the mean and median of the normalised op compute, op memory and dependency
-  size (a min-max over a constant is 1, as in ddls);
+- 15 job features: #ops, #deps, sequential JCT, max acceptable JCT, beta, total op
+  memory, total dependency size, training steps, raw beta, and the mean and median of the
+  normalised op compute, op memory and dependency size. The sizes are scaled one of two ways
+  (``agent.feature_scales``): ``pool``, the paper's min-max over the job pool (a min-max over
+  a constant is 1, as in ddls), so a job reads differently in another pool; or ``fixed``
+  (`LogScales`), log10 of its seconds, bytes and counts mapped from constant ranges, so a
+  job's features are the same in every pool;
 - 2 cluster features: fraction of workers occupied, running jobs / workers;
 - the action mask (max_degree + 1 entries);
 - optionally (``lookahead``, an extension) two flags per degree: the placer can place the
@@ -20,7 +23,8 @@ action mask:
   the cluster: per degree its JCT over the requirement (clipped at 2, 2 when unplaceable);
   the free fraction of every communication group and every rack; the fraction of workers
   that pending departures free within 1/32, 1/16, 1/8, 1/4, 1/2 and 1 mean sequential JCT
-  of the pool; and the fraction of the episode left.
+  of the pool (``fixed`` scales: 1 sequential JCT of the arriving job); and the fraction of
+  the episode left.
 """
 
 from __future__ import annotations
@@ -73,6 +77,22 @@ def _minmax(x: float, lo: float, hi: float) -> float:
     return 1.0 if hi == lo else (x - lo) / (hi - lo)
 
 
+@dataclass(frozen=True)
+class LogScales:
+    """``fixed`` feature scales: x -> (log10 x - low) / (high - low) per unit, from
+    ``agent.log10_seconds``, ``log10_bytes`` and ``log10_counts`` (the agent's config, so its
+    checkpoint carries them)."""
+
+    seconds: tuple[float, float]
+    bytes: tuple[float, float]
+    counts: tuple[float, float]
+
+    @staticmethod
+    def scale(x: float, lo_hi: tuple[float, float]) -> float:
+        lo, hi = lo_hi
+        return (float(np.log10(max(x, 1e-30))) - lo) / (hi - lo)
+
+
 RELEASE_FRACTIONS = (1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0)
 """Windows (in mean sequential JCTs of the pool) of the pending-release features."""
 
@@ -103,9 +123,11 @@ class FeatureSpace:
         num_actions: int,
         lookahead: bool = False,
         shape: ShapeInputs | None = None,
+        scales: LogScales | None = None,
     ):
         self.lookahead = lookahead
         self.shape = shape
+        self.scales = scales
         self.graphs = tuple(graphs)
         self.graph_features = tuple(graph_features(g) for g in self.graphs)
         self.num_workers = num_workers
@@ -123,7 +145,11 @@ class FeatureSpace:
         self._acc_range = (0.0, seq.max())
         static = []
         for i, f in enumerate(self.graph_features):
-            cols = [_minmax(stats[i, k], stats[:, k].min(), stats[:, k].max()) for k in range(stats.shape[1])]
+            if scales is None:
+                cols = [_minmax(stats[i, k], stats[:, k].min(), stats[:, k].max()) for k in range(stats.shape[1])]
+            else:
+                units = (scales.counts, scales.counts, scales.bytes, scales.bytes, scales.counts)
+                cols = [LogScales.scale(stats[i, k], unit) for k, unit in enumerate(units)]
             node, edge = f.node, f.edge
             shape = [
                 float(np.mean(node[:, 0])),
@@ -137,6 +163,13 @@ class FeatureSpace:
         self._static = np.array(static, dtype=np.float64)  # (G, 11)
 
     @staticmethod
+    def _log_scales(cfg) -> LogScales | None:
+        a = cfg.agent
+        if a.feature_scales == "pool":
+            return None
+        return LogScales(tuple(a.log10_seconds), tuple(a.log10_bytes), tuple(a.log10_counts))
+
+    @staticmethod
     def _shape_inputs(cfg) -> ShapeInputs | None:
         c = cfg.cluster
         if not cfg.agent.shape_features:
@@ -148,7 +181,13 @@ class FeatureSpace:
         """The feature space an agent of config ``cfg`` reads on this pool: the one place
         where training, validation and evaluation build it."""
         return cls(
-            graphs, sequential_jct_s, num_workers, num_actions, cfg.agent.lookahead_features, cls._shape_inputs(cfg)
+            graphs,
+            sequential_jct_s,
+            num_workers,
+            num_actions,
+            cfg.agent.lookahead_features,
+            cls._shape_inputs(cfg),
+            cls._log_scales(cfg),
         )
 
     @classmethod
@@ -181,8 +220,12 @@ class FeatureSpace:
         out = np.empty(self.global_dim, dtype=np.float32)
         out[0] = s[0]  # ops
         out[1] = s[1]  # deps
-        out[2] = _minmax(seq, *self._seq_range)  # sequential JCT
-        out[3] = _minmax(beta * seq, *self._acc_range)  # max acceptable JCT
+        if self.scales is None:
+            out[2] = _minmax(seq, *self._seq_range)  # sequential JCT
+            out[3] = _minmax(beta * seq, *self._acc_range)  # max acceptable JCT
+        else:
+            out[2] = LogScales.scale(seq, self.scales.seconds)
+            out[3] = LogScales.scale(beta * seq, self.scales.seconds)
         out[4] = beta  # beta, min-max over [0, 1]
         out[5] = beta  # raw beta
         out[6] = s[2]  # total op memory
@@ -231,7 +274,7 @@ class FeatureSpace:
         k += c
         out[k : k + c * r] = free.reshape(c * r, -1).mean(axis=1)
         k += c * r
-        scale = float(self._seq.mean())
+        scale = float(self._seq.mean() if self.scales is None else self._seq[decision.graph_index])
         finish = np.array([t for t, _, _ in state.departures], dtype=np.float64)
         size = np.array([m.bit_count() for _, _, m in state.departures], dtype=np.float64)
         for f in RELEASE_FRACTIONS:

@@ -23,7 +23,7 @@ from pacml.config import PlanningConfig
 from pacml.policies.base import Selection
 from pacml.sim.engine import ClusterModel, Decision
 from pacml.sim.lookahead import base_rule, blocked_after
-from pacml.sim.workload import build_pmf, get_distribution
+from pacml.sim.workload import episode_pmf
 
 PLANNER_PMF_SEED = 0x9A7
 """Seed of the planner's own beta PMF (for skew-normal distributions the PMF is sampled)."""
@@ -90,7 +90,7 @@ class Rollout:
         self.model, self.cfg, self.clairvoyant = model, cfg, clairvoyant
         self.base_policy = base_policy
         self.base = base_rule(base_policy, model)
-        self.pmf = build_pmf(get_distribution(model.cfg.distributions, dist), np.random.default_rng(PLANNER_PMF_SEED))
+        self.pmf = episode_pmf(model.cfg.distributions, dist, np.random.default_rng(PLANNER_PMF_SEED))
         w = model.cfg.workload
         self._exponential = w.interarrival == "exponential"
         self.decisions_planned = 0

@@ -22,7 +22,7 @@ from pacml.graphs.opgraph import OpGraph
 from pacml.sim.experiment import ClusterModel
 from pacml.sim.lookahead import ClusterState
 from pacml.sim.records import JobRecord
-from pacml.sim.workload import Arrivals, build_pmf, get_distribution, sample_arrivals
+from pacml.sim.workload import Arrivals, episode_pmf, sample_arrivals
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,7 +62,7 @@ class Episode:
     def __init__(self, model: ClusterModel, dist: str, rng: np.random.Generator):
         self.model = model
         cfg = model.cfg
-        self.pmf = build_pmf(get_distribution(cfg.distributions, dist), rng)
+        self.pmf = episode_pmf(cfg.distributions, dist, rng)
         self.arrivals: Arrivals = sample_arrivals(cfg.workload, len(model.graphs), model.interarrival_s, self.pmf, rng)
         self.horizon_s = cfg.workload.horizon_s
         self.paper_accounting = cfg.workload.horizon_accounting == "paper"

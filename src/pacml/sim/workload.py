@@ -64,6 +64,18 @@ def build_pmf(dist: BetaDistribution, rng: np.random.Generator) -> BetaPMF:
     return BetaPMF(support[keep], probs)
 
 
+def episode_pmf(distributions: dict[str, BetaDistribution], name: str, rng: np.random.Generator) -> BetaPMF:
+    """The beta PMF of one episode of distribution ``name`` (`build_pmf`); a mixture averages
+    its components' PMFs, built in their listed order from the same generator."""
+    dist = get_distribution(distributions, name)
+    if dist.kind != "mixture":
+        return build_pmf(dist, rng)
+    parts = [build_pmf(get_distribution(distributions, c), rng) for c in dist.components]
+    support, inverse = np.unique(np.concatenate([p.support for p in parts]), return_inverse=True)
+    probs = np.bincount(inverse, weights=np.concatenate([p.probs for p in parts])) / len(parts)
+    return BetaPMF(support, probs)
+
+
 def get_distribution(distributions: dict[str, BetaDistribution], name: str) -> BetaDistribution:
     """A distribution by its user-facing name, with a clear error for an unknown one."""
     try:

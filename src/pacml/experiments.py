@@ -1,0 +1,254 @@
+"""Named generalisation experiments (``experiments:`` in the config; `ExperimentConfig`).
+
+An experiment has two job pools: ``train`` (what the agents under test learn on) and
+``test`` (what every policy is evaluated on). Its jobs, under ``results/experiments/<name>/``:
+
+- ``<pool>/graphs/``: the pool's graphs (built-in profiles, or ``pipedream:NAME`` files);
+- ``<pool>/<dist>/selection.json``: best_fixed's degree and the planners' base policy, chosen
+  on that pool's validation seeds (the teacher of imitation reads it too);
+- ``<pool>/<dist>/train/seed<k>/``: agents trained on that pool and distribution. On
+  ``train`` with the experiment's ``train_distribution`` (or each test distribution's own):
+  the agents under test, evaluated as ``pacml_transfer``. On ``test`` with each test
+  distribution: the reference, evaluated as ``pacml``; reused from the main workflow
+  (``results/<dist>/train/``, and its selections) when its config and pool are the same;
+- ``test/<dist>/eval/<policy>_seed<k>.json``: every policy on the test pool's test seeds;
+- ``summary.csv`` (tidy: experiment, dist, policy, metric, mean, ci95, n), ``summary.md``
+  and ``figure.png``/``.pdf``.
+
+Each job's config is the workflow's, with the experiment's ``overrides`` and the pool's
+models applied (`pool_config`), so the rules hash exactly what their jobs read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from pacml.config import Config, ExperimentConfig, config_from_dict
+from pacml.errors import ConfigError
+
+POOLS = ("train", "test")
+PIPEDREAM_PREFIX = "pipedream:"
+TRANSFER = "pacml_transfer"
+"""The policy name of the agents under test in an experiment's tables."""
+
+
+def model_specs(cfg: Config, exp: ExperimentConfig, pool: str) -> tuple[str, ...]:
+    """The pool's model names as the experiment gives them (``pipedream:NAME`` or built-in);
+    an empty ``train_models`` is the workflow's pool, an empty ``test_models`` the training pool."""
+    main = tuple(f"{PIPEDREAM_PREFIX}{m}" if cfg.graphs.source == "pipedream" else m for m in cfg.graphs.models)
+    train = exp.train_models or main
+    return train if pool == "train" else (exp.test_models or train)
+
+
+def graph_name(spec: str) -> str:
+    return spec.removeprefix(PIPEDREAM_PREFIX)
+
+
+def pool_config(cfg: Config, name: str, pool: str, source: str = "config.yaml") -> Config:
+    """The config of experiment ``name``'s jobs on ``pool``: the workflow's (its scale applied),
+    the experiment's overrides, and ``graphs.models`` set to the pool's graph names."""
+    exp = cfg.experiments[name]
+    data = dataclasses.asdict(cfg)
+    data.pop("extra")
+    data["experiments"] = {}
+    data["workflow"]["scale"] = "default"  # applied already: the overrides must win over it
+    where = f"experiments.{name}.overrides"
+    for dotted, value in exp.overrides.items():
+        keys = str(dotted).split(".")
+        node = data
+        for k in keys[:-1]:
+            node = node.get(k) if isinstance(node, dict) else None
+        new_distribution = keys[0] == "distributions" and len(keys) == 2
+        if not isinstance(node, dict) or keys[0] in ("experiments", "workflow", "tracking"):
+            raise ConfigError(f"{where}.{dotted}", value, "not a key an experiment can set", source)
+        if keys[-1] not in node and not new_distribution:
+            raise ConfigError(f"{where}.{dotted}", value, "no such config key", source)
+        node[keys[-1]] = value
+    data["graphs"]["models"] = [graph_name(s) for s in model_specs(cfg, exp, pool)]
+    data["figures"]["load_sweep_dist"] = None  # the experiments draw no load sweep
+    data["workflow"]["distributions"] = list(
+        dict.fromkeys([*exp.distributions, *([exp.train_distribution] if exp.train_distribution else [])])
+    )
+    try:
+        return config_from_dict(data, f"{source} ({where})")
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc.key}", exc.value, exc.problem, source) from None
+
+
+def check_experiments(cfg: Config, source: str = "config.yaml") -> None:
+    """What the workflow checks of every experiment when it starts (its distributions and
+    baselines are checked with the config): no pool names one graph twice, and each pool's
+    config builds (the overrides name real keys with valid values). The models themselves are
+    checked by `pool_inputs` when an experiment is asked for."""
+    for name, exp in cfg.experiments.items():
+        for pool, field_name in (("train", "train_models"), ("test", "test_models")):
+            specs = model_specs(cfg, exp, pool)
+            if len({graph_name(s) for s in specs}) != len(specs):
+                raise ConfigError(
+                    f"experiments.{name}.{field_name}", list(specs), "two models of one pool share a name", source
+                )
+            pool_config(cfg, name, pool, source)
+
+
+def pool_inputs(cfg: Config, name: str, pool: str, source: str = "config.yaml") -> list[str]:
+    """The files a pool's graphs are read from (its ``pipedream:`` models' profiles), for the
+    workflow to require, after checking that every other model has a built-in profile; a
+    ConfigError names the key of a model that is neither."""
+    from pacml.graphs.models import is_known_model
+
+    exp = cfg.experiments[name]
+    field_name = "train_models" if pool == "train" or not exp.test_models else "test_models"
+    files = []
+    for i, spec in enumerate(model_specs(cfg, exp, pool)):
+        key = f"experiments.{name}.{field_name}[{i}]"
+        if spec.startswith(PIPEDREAM_PREFIX):
+            path = _pipedream_file(cfg, graph_name(spec))
+            files.append(str(path or Path(cfg.graphs.pipedream_dir) / f"{graph_name(spec)}.txt"))
+        elif not is_known_model(spec):
+            raise ConfigError(key, spec, "no built-in profile of that name (or pipedream:NAME for a file)", source)
+    return files
+
+
+def _pipedream_file(cfg: Config, name: str) -> Path | None:
+    folder = Path(cfg.graphs.pipedream_dir)
+    for path in (folder / f"{name}.txt", folder / name / "graph.txt"):
+        if path.is_file():
+            return path
+    return None
+
+
+def build_pool_graphs(cfg: Config, name: str, pool: str, out_dir: str | Path) -> list[Path]:
+    """The ``experiment_graphs`` rule: one canonical JSON per model of the pool."""
+    from pacml.graphs.io import write_graph
+    from pacml.graphs.pipedream import read_pipedream
+    from pacml.graphs.profiler import profile_model
+
+    exp = cfg.experiments[name]
+    steps = pool_config(cfg, name, pool).workload.num_training_steps
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for spec in model_specs(cfg, exp, pool):
+        if spec.startswith(PIPEDREAM_PREFIX):
+            graph = read_pipedream(_pipedream_file(cfg, graph_name(spec)), steps)
+        else:
+            graph = profile_model(spec, steps)
+        target = out_dir / f"{graph_name(spec)}.json"
+        write_graph(graph, target)
+        written.append(target)
+    return written
+
+
+def train_distribution(exp: ExperimentConfig, dist: str) -> str:
+    """What the agents under test for test distribution ``dist`` learn on."""
+    return exp.train_distribution or dist
+
+
+def reuses_main(cfg: Config, name: str, what: str = "agents") -> bool:
+    """The experiment's test pool jobs are the main workflow's (``results/<dist>/``) when the
+    test pool is the workflow's pool and every key they read is the same: ``agents``, the
+    reference agents (what training reads); ``selection``, best_fixed's and the planners'
+    choices (what selection reads). Only the test distributions count: a job reads its own."""
+    from pacml.config import SELECTION_KEYS, section_hash, training_keys
+
+    exp = cfg.experiments[name]
+    test = pool_config(cfg, name, "test")
+    if model_specs(cfg, exp, "test") != model_specs(cfg, ExperimentConfig(), "train"):
+        return False
+    if any(d not in cfg.workflow.distributions for d in exp.distributions):
+        return False
+    keys = {"agents": training_keys, "selection": lambda c: SELECTION_KEYS}[what]
+    return section_hash(test, *keys(test), dists=exp.distributions) == section_hash(
+        cfg, *keys(cfg), dists=exp.distributions
+    )
+
+
+def evaluate_policy(
+    cfg: Config,
+    name: str,
+    graphs_dir,
+    policy: str,
+    dist: str,
+    replicate: int,
+    out,
+    records_csv,
+    checkpoint=None,
+    selection=None,
+) -> list[dict]:
+    """The ``experiment_evaluate`` rule: ``policy`` on the test pool's test seeds (``pacml_transfer``
+    is the agent under test, run from its checkpoint like ``pacml``)."""
+    from pacml.runs import evaluate, write_json
+
+    test = pool_config(cfg, name, "test")
+    runs_as = "pacml" if policy == TRANSFER else policy
+    rows = evaluate(
+        graphs_dir, runs_as, dist, test.workflow.test_seeds, test, checkpoint=checkpoint, replicate=replicate,
+        records_csv=records_csv, selection=selection,
+    )  # fmt: skip
+    rows = [{**r, "policy": policy, "experiment": name} for r in rows]
+    write_json(out, rows)
+    return rows
+
+
+def summarise_experiment(name: str, eval_files, cfg: Config, out_csv, out_md, png, pdf) -> pd.DataFrame:  # noqa: F821
+    """The ``experiment_summary`` rule: mean and 95 % CI (over the agents' training seeds x
+    test seeds, as the workflow's summaries) of every metric per (dist, policy), tidy with the
+    experiment's name; the Markdown table of blocking rates; the figure."""
+    from pacml.analysis import summarise, tidy_rows
+    from pacml.plotting import experiment_bars
+
+    tidy = tidy_rows(eval_files)
+    summary = summarise(tidy)
+    summary.insert(0, "experiment", name)
+    Path(out_csv).parent.mkdir(parents=True, exist_ok=True)
+    summary.to_csv(out_csv, index=False)
+    Path(out_md).write_text(blocking_table(summary, cfg.experiments[name], name))
+    experiment_bars(tidy, name, png, pdf)
+    return summary
+
+
+def policy_order(policies) -> list[str]:
+    first = [TRANSFER, "pacml"]
+    return [p for p in first if p in policies] + sorted(set(policies) - set(first))
+
+
+def blocking_table(summary, exp: ExperimentConfig, name: str) -> str:
+    """Blocking rate (mean ± 95 % CI) per policy and test distribution, and the agents under
+    test against the reference and the best baseline."""
+    rates = summary[summary["metric"] == "blocking_rate"]
+    dists = list(dict.fromkeys(rates["dist"]))
+    cell = {(r.dist, r.policy): r for r in rates.itertuples()}
+    lines = [f"### {name}", "", exp.description, "", "| policy | " + " | ".join(dists) + " |"]
+    lines.append("|---" * (len(dists) + 1) + "|")
+    for policy in policy_order(set(rates["policy"])):
+        row = [_cell(cell.get((d, policy))) for d in dists]
+        lines.append(f"| {POLICY_TEXT.get(policy, policy)} | " + " | ".join(row) + " |")
+    if TRANSFER in set(rates["policy"]):
+        lines.append("")
+        for d in dists:
+            t = cell.get((d, TRANSFER))
+            ref = cell.get((d, "pacml"))
+            base = [cell[(d, p)] for p in set(rates["policy"]) - {TRANSFER, "pacml"} if (d, p) in cell]
+            if t is None or ref is None or not base:
+                continue
+            best = min(base, key=lambda r: r.mean)
+            lines.append(
+                f"- {d}: agents under test {t.mean:.3f}, {t.mean - ref.mean:+.3f} against agents trained here "
+                f"({ref.mean:.3f}), {t.mean - best.mean:+.3f} against the best baseline ({best.policy}, {best.mean:.3f})"
+            )
+    return "\n".join(lines) + "\n"
+
+
+POLICY_TEXT = {TRANSFER: "PAC-ML, agents under test", "pacml": "PAC-ML trained here (reference)"}
+
+
+def _cell(r) -> str:
+    if r is None:
+        return "-"
+    return f"{r.mean:.3f}" if r.n < 2 else f"{r.mean:.3f} ± {r.ci95:.3f}"
+
+
+def join_tables(tables, out) -> None:
+    """The ``experiments_table`` rule: every experiment's Markdown table in one file."""
+    Path(out).write_text("\n".join(Path(t).read_text() for t in tables))

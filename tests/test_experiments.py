@@ -1,0 +1,213 @@
+"""Generalisation experiments: mixtures of β distributions, each experiment's config and the
+errors that name its keys, reuse of the main workflow's jobs, and a smoke-sized run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+
+from pacml.config import load_config
+from pacml.errors import ConfigError
+from pacml.experiments import (
+    build_pool_graphs,
+    check_experiments,
+    model_specs,
+    pool_config,
+    pool_inputs,
+    reuses_main,
+)
+from pacml.sim.workload import episode_pmf
+
+from conftest import ROOT, chain_graph
+
+MIX = "distributions.mix={kind: mixture, components: [x, y]}"
+X_AND_Y = ["distributions.x={kind: uniform, min: 0.1, max: 0.2, decimals: 1}",
+           "distributions.y={kind: uniform, min: 0.2, max: 0.4, decimals: 1}"]  # fmt: skip
+
+
+def test_a_mixture_averages_its_components_by_hand():
+    cfg = load_config(None, [*X_AND_Y, MIX])
+    pmf = episode_pmf(cfg.distributions, "mix", np.random.default_rng(0))
+    # x: 0.1 and 0.2 at 1/2 each; y: 0.2, 0.3, 0.4 at 1/3 each; equal weights
+    assert pmf.support.tolist() == [0.1, 0.2, 0.3, 0.4]
+    assert pmf.probs == pytest.approx([1 / 4, 1 / 4 + 1 / 6, 1 / 6, 1 / 6])
+    assert pmf.mean == pytest.approx((0.15 + 0.3) / 2)
+
+
+def test_a_mixture_of_the_paper_distributions_draws_from_each():
+    cfg = load_config(None, ["distributions.mix={kind: mixture, components: [beta_a, beta_b, beta_c, beta_d]}"])
+    pmf = episode_pmf(cfg.distributions, "mix", np.random.default_rng(3))
+    parts = [episode_pmf(cfg.distributions, d, np.random.default_rng(3)) for d in ("beta_a",)]
+    assert pmf.probs.sum() == pytest.approx(1.0)
+    assert pmf.mean == pytest.approx(np.mean([0.55, 0.285, 0.48, 0.72]), abs=0.03)  # paper.md's means
+    assert set(parts[0].support) <= set(pmf.support)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        (["distributions.m={kind: mixture}"], "distributions.m.components"),
+        (["distributions.m={kind: mixture, components: [nosuch]}"], r"distributions.m.components\[0\]"),
+        ([*X_AND_Y, MIX, "distributions.m2={kind: mixture, components: [mix]}"], r"distributions.m2.components\[0\]"),
+        (["distributions.m={kind: uniform, components: [beta_a]}"], "distributions.m.components"),
+    ],
+)
+def test_a_bad_mixture_names_its_key(overrides, key):
+    with pytest.raises(ConfigError, match=key):
+        load_config(None, overrides)
+
+
+def _experiment(text: str, *extra: str):
+    return load_config(None, [f"experiments.e={text}", *extra])
+
+
+def test_an_experiments_config_has_its_overrides_and_its_pools():
+    cfg = _experiment(
+        "{train_models: [alexnet, gpt2], test_models: [resnet18], distributions: [beta_c],"
+        " overrides: {agent.feature_scales: fixed, planning.horizon: 7}}"
+    )
+    train, test = pool_config(cfg, "e", "train"), pool_config(cfg, "e", "test")
+    assert train.graphs.models == ("alexnet", "gpt2") and test.graphs.models == ("resnet18",)
+    assert train.agent.feature_scales == test.agent.feature_scales == "fixed"
+    assert train.planning.horizon == 7 and cfg.planning.horizon == 150
+    assert train.workflow.distributions == ("beta_c",)
+    # empty pools: the workflow's own
+    plain = _experiment("{}")
+    assert model_specs(plain, plain.experiments["e"], "test") == tuple(cfg.graphs.models)
+    piped = load_config(None, ["graphs.source=pipedream", "experiments.e={}"])
+    assert model_specs(piped, piped.experiments["e"], "train")[0] == "pipedream:alexnet"
+
+
+def test_a_new_distribution_in_an_experiment_stays_in_the_experiment():
+    cfg = _experiment(f"{{train_distribution: mix, overrides: {{{MIX.replace('=', ': ')}}}}}", *X_AND_Y)
+    assert "mix" not in cfg.distributions
+    assert pool_config(cfg, "e", "train").distributions["mix"].components == ("x", "y")
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("{distributions: [nosuch]}", r"experiments.e.distributions\[0\]"),
+        ("{distributions: []}", "experiments.e.distributions"),
+        ("{train_distribution: nosuch}", "experiments.e.train_distribution"),
+        ("{baselines: [para_max, fixed-99]}", r"experiments.e.baselines\[1\]"),
+        ("{nosuch: 1}", "experiments.e.nosuch"),
+        ("{overrides: {agent.nosuch: 1}}", "experiments.e.overrides.agent.nosuch"),
+        ("{overrides: {workflow.train_seeds: [5]}}", "experiments.e.overrides.workflow.train_seeds"),
+        ("{overrides: {agent.feature_scales: sometimes}}", "experiments.e.overrides: agent.feature_scales"),
+        ("{overrides: {cluster.nosuch.deeper: 1}}", "experiments.e.overrides.cluster.nosuch.deeper"),
+        ("{test_models: [alexnet, pipedream:alexnet]}", "experiments.e.test_models"),
+    ],
+)
+def test_a_bad_experiment_names_its_key(text, key):
+    with pytest.raises(ConfigError, match=key):
+        check_experiments(_experiment(text))
+
+
+def test_a_model_with_no_profile_is_named_by_its_key(tmp_path):
+    cfg = _experiment("{train_models: [alexnet, nosuchnet]}")
+    with pytest.raises(ConfigError, match=r"experiments.e.train_models\[1\]"):
+        pool_inputs(cfg, "e", "train")
+    # a PipeDream model is an input file of the graphs job, missing or not
+    cfg = _experiment("{test_models: [pipedream:toy, alexnet]}", f"graphs.pipedream_dir={tmp_path}")
+    assert pool_inputs(cfg, "e", "test") == [str(tmp_path / "toy.txt")]
+
+
+def test_a_pool_mixes_pipedream_files_and_built_in_profiles(tmp_path):
+    from pacml.graphs.io import read_graph
+    from pacml.graphs.pipedream import write_pipedream
+
+    write_pipedream(chain_graph("toy", 3, 2e-3, 2e8), tmp_path / "toy.txt")
+    cfg = _experiment("{test_models: [pipedream:toy, squeezenet1_0]}", f"graphs.pipedream_dir={tmp_path}")
+    written = build_pool_graphs(cfg, "e", "test", tmp_path / "graphs")
+    assert [p.name for p in written] == ["toy.json", "squeezenet1_0.json"]
+    toy = read_graph(written[0])
+    assert toy.num_forward == 3 and toy.num_training_steps == cfg.workload.num_training_steps
+
+
+def test_reference_jobs_are_the_main_workflows_only_when_nothing_they_read_differs():
+    cfg = load_config(ROOT / "config.yaml")
+    assert reuses_main(cfg, "mixed_beta", "agents") and reuses_main(cfg, "mixed_beta", "selection")
+    assert not reuses_main(cfg, "unseen_models", "agents")  # another pool
+    same_pool_other_agent = _experiment("{overrides: {agent.feature_scales: fixed}}")
+    assert not reuses_main(same_pool_other_agent, "e", "agents")
+    assert reuses_main(same_pool_other_agent, "e", "selection")  # selection reads no agent key
+    # the planner is the teacher of config.yaml's agents; with PPO alone (the defaults) it is not
+    other_planner = load_config(ROOT / "config.yaml", ["experiments.e={overrides: {planning.horizon: 7}}"])
+    assert not reuses_main(other_planner, "e", "selection") and not reuses_main(other_planner, "e", "agents")
+    ppo_only = _experiment("{overrides: {planning.horizon: 7}}")
+    assert ppo_only.imitation.iterations == 0 and reuses_main(ppo_only, "e", "agents")
+    not_in_workflow = _experiment("{distributions: [beta_b]}", "workflow.distributions=[beta_a]")
+    assert not reuses_main(not_in_workflow, "e", "agents")
+
+
+SMOKE_EXPERIMENTS = {
+    # the main workflow's pool and β: the reference agents and selections are the workflow's
+    "reuse": {
+        "train_distribution": "mix",
+        "distributions": ["beta_a"],
+        "baselines": ["para_max"],
+        "overrides": {"distributions.mix": {"kind": "mixture", "components": ["beta_a", "beta_d"]}},
+    },
+    # two pools, one of them with a PipeDream file: everything trained in the experiment
+    "transfer": {
+        "train_models": ["alexnet", "resnet18"],
+        "test_models": ["pipedream:toy", "squeezenet1_0"],
+        "distributions": ["beta_a"],
+        "baselines": ["best_fixed"],
+        "overrides": {"agent.feature_scales": "fixed"},
+    },
+}
+
+
+@pytest.mark.slow
+def test_smoke_experiments_end_to_end(tmp_path):
+    import pandas as pd
+
+    from pacml.graphs.pipedream import write_pipedream
+
+    from test_workflow import job_counts, snakemake
+
+    (tmp_path / "profiles").mkdir()
+    write_pipedream(chain_graph("toy", 3, 2e-3, 2e8), tmp_path / "profiles" / "toy.txt")
+    data = yaml.safe_load((ROOT / "config.yaml").read_text())
+    data["experiments"] = SMOKE_EXPERIMENTS
+    data["graphs"]["pipedream_dir"] = str(tmp_path / "profiles")
+    text = yaml.safe_dump(data)
+    args = ("experiments", "--cores", "2", "--config", "workflow={scale: smoke}")
+    planned = snakemake(tmp_path, "-n", *args, config_text=text)
+    assert planned.returncode == 0, planned.stderr[-3000:]
+    assert job_counts(planned.stdout) == {
+        "experiment_evaluate": 6,  # reuse: pacml_transfer, pacml, para_max; transfer: the same with best_fixed
+        "experiment_graphs": 4,
+        "experiment_select": 3,  # reuse's mixture; transfer's two pools
+        "experiment_summary": 2,
+        "experiment_train": 3,  # reuse's mixture agent; transfer's agents under test and its reference
+        "experiments": 1,
+        "experiments_table": 1,
+        "graphs": 1,
+        "mlflow_init": 1,
+        "select": 1,  # reuse's reference: the main workflow's beta_a agent and selection
+        "train": 1,
+        "total": 24,
+    }
+    out = snakemake(tmp_path, *args, config_text=text, timeout=900)
+    assert out.returncode == 0, out.stderr[-4000:]
+    again = snakemake(tmp_path, "-n", *args, config_text=text)
+    assert "Nothing to be done" in again.stdout + again.stderr
+    res = tmp_path / "results" / "experiments"
+    for name, baseline in (("reuse", "para_max"), ("transfer", "best_fixed")):
+        summary = pd.read_csv(res / name / "summary.csv")
+        assert set(summary["policy"]) == {"pacml_transfer", "pacml", baseline}
+        assert set(summary["experiment"]) == {name} and set(summary["dist"]) == {"beta_a"}
+        rates = summary[summary["metric"] == "blocking_rate"]["mean"]
+        assert ((rates >= 0) & (rates <= 1)).all()
+        assert (res / name / "figure.png").stat().st_size > 0 and (res / name / "figure.pdf").stat().st_size > 0
+    table = (res / "summary.md").read_text()
+    assert "### reuse" in table and "### transfer" in table and "| PAC-ML, agents under test |" in table
+    assert "against agents trained here" in table
+    rows = pd.read_json(res / "transfer" / "test" / "beta_a" / "eval" / "pacml_transfer_seed0.json")
+    assert rows["jobs_arrived"].item() > 0
+    jobs = pd.read_csv(res / "transfer" / "test" / "beta_a" / "eval" / "pacml_transfer_seed0_jobs.csv")
+    assert set(jobs["model"]) <= {"toy", "squeezenet1_0"}

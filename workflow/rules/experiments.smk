@@ -1,0 +1,155 @@
+# Named generalisation experiments (`experiments:` in config.yaml; pacml.experiments):
+#   snakemake --cores 2 experiments                                   # all of them
+#   snakemake --cores 2 results/experiments/mixed_beta/summary.csv    # one
+# Each experiment's jobs run in its own config (the workflow's, its overrides, its pools), and
+# each job hashes the keys it reads in that config, like the main workflow's.
+
+
+rule experiment_graphs:
+    message:
+        "Experiment {wildcards.exp}: the {wildcards.pool} pool's graphs"
+    input:
+        lambda w: pool_inputs(CFG, w.exp, w.pool),  # PipeDream files; built-in names checked here
+    output:
+        directory("results/experiments/{exp}/{pool}/graphs"),
+    params:
+        models=lambda w: list(model_specs(CFG, CFG.experiments[w.exp], w.pool)),
+        config_hash=lambda w: section_hash(_cfg(w), *GRAPH_KEYS),
+    log:
+        "results/logs/experiments/{exp}/graphs_{pool}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/experiment_graphs.py"
+
+
+rule experiment_select:
+    message:
+        "Experiment {wildcards.exp}: best_fixed and the planners' base on the {wildcards.pool} pool, {wildcards.xdist}"
+    input:
+        graphs="results/experiments/{exp}/{pool}/graphs",
+    output:
+        "results/experiments/{exp}/{pool}/{xdist}/selection.json",
+    params:
+        config_hash=lambda w: section_hash(_cfg(w), *SELECTION_KEYS),
+    log:
+        "results/logs/experiments/{exp}/select_{pool}_{xdist}.log",
+    benchmark:
+        "results/benchmarks/experiments/{exp}/select_{pool}_{xdist}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/experiment_select.py"
+
+
+rule experiment_train:
+    message:
+        "Experiment {wildcards.exp}: training PAC-ML on the {wildcards.pool} pool, {wildcards.xdist}, seed {wildcards.seed}"
+    input:
+        graphs="results/experiments/{exp}/{pool}/graphs",
+        selection=lambda w: (
+            f"results/experiments/{w.exp}/{w.pool}/{w.xdist}/selection.json" if _cfg(w).imitation.iterations else []
+        ),
+    output:
+        checkpoint="results/experiments/{exp}/{pool}/{xdist}/train/seed{seed}/best.pt",
+        curve="results/experiments/{exp}/{pool}/{xdist}/train/seed{seed}/curve.json",
+    params:
+        config_hash=lambda w: section_hash(_cfg(w), *training_keys(_cfg(w))),
+    log:
+        "results/logs/experiments/{exp}/train_{pool}_{xdist}_seed{seed}.log",
+    benchmark:
+        "results/benchmarks/experiments/{exp}/train_{pool}_{xdist}_seed{seed}.tsv"
+    threads: CFG.ppo.torch_threads
+    resources:
+        mem_mb=3000,
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/experiment_train.py"
+
+
+rule experiment_evaluate:
+    message:
+        "Experiment {wildcards.exp}: {wildcards.xpolicy} on the test pool, {wildcards.xdist}, replicate {wildcards.seed}"
+    input:
+        graphs="results/experiments/{exp}/test/graphs",
+        checkpoint=experiment_checkpoint,
+        selection=experiment_selection,
+    output:
+        metrics="results/experiments/{exp}/test/{xdist}/eval/{xpolicy}_seed{seed}.json",
+        jobs="results/experiments/{exp}/test/{xdist}/eval/{xpolicy}_seed{seed}_jobs.csv",
+    params:
+        config_hash=experiment_evaluation_hash,
+    log:
+        "results/logs/experiments/{exp}/evaluate_{xdist}_{xpolicy}_seed{seed}.log",
+    benchmark:
+        "results/benchmarks/experiments/{exp}/evaluate_{xdist}_{xpolicy}_seed{seed}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/experiment_evaluate.py"
+
+
+rule experiment_summary:
+    message:
+        "Experiment {wildcards.exp}: table and figure"
+    input:
+        evals=lambda w: expand(
+            "results/experiments/{exp}/test/{xdist}/eval/{xpolicy}_seed{seed}.json",
+            exp=w.exp,
+            xdist=CFG.experiments[w.exp].distributions,
+            xpolicy=experiment_policies(w.exp),
+            seed=SEEDS,
+        ),
+    output:
+        csv=report("results/experiments/{exp}/summary.csv", caption="../report/experiment.rst", category="Experiments",
+                   subcategory="{exp}"),
+        md="results/experiments/{exp}/summary.md",
+        png=report("results/experiments/{exp}/figure.png", caption="../report/experiment.rst", category="Experiments",
+                   subcategory="{exp}"),
+        pdf="results/experiments/{exp}/figure.pdf",
+    params:
+        description=lambda w: CFG.experiments[w.exp].description,
+    log:
+        "results/logs/experiments/{exp}/summary.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/experiment_summary.py"
+
+
+rule experiments_table:
+    message:
+        "The experiments' tables in one file"
+    input:
+        expand("results/experiments/{exp}/summary.md", exp=EXPERIMENTS),
+    output:
+        "results/experiments/summary.md",
+    log:
+        "results/logs/experiments/summary.log",
+    threads: 1
+    resources:
+        mem_mb=500,
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/experiments_table.py"
+
+
+rule experiments:
+    input:
+        "results/experiments/summary.md",
+        expand("results/experiments/{exp}/summary.csv", exp=EXPERIMENTS),
+        EXPERIMENT_FIGURES,
