@@ -6,7 +6,7 @@ VENV   := .venv
 STAMP  := $(VENV)/.pacml-installed
 CORES  ?= all
 
-.PHONY: test test-slurm results smoke venv bench coverage mutation clean-venv
+.PHONY: test test-slurm results experiments smoke venv bench coverage mutation clean-venv
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (set PYTHON=/path/to/python3.11)"; exit 1; }
@@ -34,6 +34,12 @@ test-slurm: $(STAMP)
 
 results: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES)
+
+# The generalisation experiments (experiments: in config.yaml) into results/experiments/; the
+# main workflow's jobs they reuse (mixed_beta's reference agents) run first. unseen_models reads
+# PipeDream profiles from graphs.pipedream_dir (../shared/pipedream_profiles).
+experiments: $(STAMP)
+	$(VENV)/bin/snakemake --cores $(CORES) experiments
 
 # The whole DAG at the smoke scale (a plumbing check: its numbers mean nothing).
 smoke: $(STAMP)
