@@ -186,11 +186,12 @@ def test_smoke_experiments_end_to_end(tmp_path):
         "experiment_train": 3,  # reuse's mixture agent; transfer's agents under test and its reference
         "experiments": 1,
         "experiments_table": 1,
+        "experiments_report": 1,
         "graphs": 1,
         "mlflow_init": 1,
         "select": 1,  # reuse's reference: the main workflow's beta_a agent and selection
         "train": 1,
-        "total": 24,
+        "total": 25,
     }
     out = snakemake(tmp_path, *args, config_text=text, timeout=900)
     assert out.returncode == 0, out.stderr[-4000:]
@@ -204,6 +205,8 @@ def test_smoke_experiments_end_to_end(tmp_path):
         rates = summary[summary["metric"] == "blocking_rate"]["mean"]
         assert ((rates >= 0) & (rates <= 1)).all()
         assert (res / name / "figure.png").stat().st_size > 0 and (res / name / "figure.pdf").stat().st_size > 0
+    report = (res / "report.html").read_text()
+    assert "Experiments" in report and "figure.png" in report
     table = (res / "summary.md").read_text()
     assert "### reuse" in table and "### transfer" in table and "| PAC-ML, agents under test |" in table
     assert "against agents trained here" in table

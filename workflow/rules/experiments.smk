@@ -148,8 +148,31 @@ rule experiments_table:
         "../scripts/experiments_table.py"
 
 
+rule experiments_report:
+    message:
+        "Writing the experiments' Snakemake HTML report"
+    input:
+        expand("results/experiments/{exp}/summary.csv", exp=EXPERIMENTS),
+        expand("results/experiments/{exp}/figure.png", exp=EXPERIMENTS),
+    output:
+        "results/experiments/report.html",
+    params:
+        config=config,
+        snakefile=workflow.main_snakefile,
+    log:
+        "results/logs/experiments/report.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/report.py"
+
+
 rule experiments:
     input:
         "results/experiments/summary.md",
+        "results/experiments/report.html",
         expand("results/experiments/{exp}/summary.csv", exp=EXPERIMENTS),
         EXPERIMENT_FIGURES,
