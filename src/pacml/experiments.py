@@ -27,7 +27,6 @@ from pathlib import Path
 from pacml.config import Config, ExperimentConfig, config_from_dict
 from pacml.errors import ConfigError
 
-POOLS = ("train", "test")
 PIPEDREAM_PREFIX = "pipedream:"
 TRANSFER = "pacml_transfer"
 """The policy name of the agents under test in an experiment's tables."""
