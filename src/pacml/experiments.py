@@ -75,11 +75,13 @@ def pool_config(cfg: Config, name: str, pool: str, source: str = "config.yaml") 
         raise ConfigError(f"{where}: {exc.key}", exc.value, exc.problem, source) from None
 
 
-def check_experiments(cfg: Config, source: str = "config.yaml") -> None:
+def check_experiments(cfg: Config, source: str = "config.yaml") -> dict[tuple[str, str], Config]:
     """What the workflow checks of every experiment when it starts (its distributions and
     baselines are checked with the config): no pool names one graph twice, and each pool's
-    config builds (the overrides name real keys with valid values). The models themselves are
-    checked by `pool_inputs` when an experiment is asked for."""
+    config builds (the overrides name real keys with valid values); returns those configs by
+    (experiment, pool). The models themselves are checked by `pool_inputs` when an experiment
+    is asked for."""
+    configs = {}
     for name, exp in cfg.experiments.items():
         for pool, field_name in (("train", "train_models"), ("test", "test_models")):
             specs = model_specs(cfg, exp, pool)
@@ -87,7 +89,8 @@ def check_experiments(cfg: Config, source: str = "config.yaml") -> None:
                 raise ConfigError(
                     f"experiments.{name}.{field_name}", list(specs), "two models of one pool share a name", source
                 )
-            pool_config(cfg, name, pool, source)
+            configs[(name, pool)] = pool_config(cfg, name, pool, source)
+    return configs
 
 
 def pool_inputs(cfg: Config, name: str, pool: str, source: str = "config.yaml") -> list[str]:
@@ -95,6 +98,7 @@ def pool_inputs(cfg: Config, name: str, pool: str, source: str = "config.yaml") 
     workflow to require, after checking that every other model has a built-in profile; a
     ConfigError names the key of a model that is neither."""
     from pacml.graphs.models import is_known_model
+    from pacml.graphs.pipedream import pipedream_file
 
     exp = cfg.experiments[name]
     field_name = "train_models" if pool == "train" or not exp.test_models else "test_models"
@@ -102,25 +106,17 @@ def pool_inputs(cfg: Config, name: str, pool: str, source: str = "config.yaml") 
     for i, spec in enumerate(model_specs(cfg, exp, pool)):
         key = f"experiments.{name}.{field_name}[{i}]"
         if spec.startswith(PIPEDREAM_PREFIX):
-            path = _pipedream_file(cfg, graph_name(spec))
+            path = pipedream_file(cfg.graphs.pipedream_dir, graph_name(spec))
             files.append(str(path or Path(cfg.graphs.pipedream_dir) / f"{graph_name(spec)}.txt"))
         elif not is_known_model(spec):
             raise ConfigError(key, spec, "no built-in profile of that name (or pipedream:NAME for a file)", source)
     return files
 
 
-def _pipedream_file(cfg: Config, name: str) -> Path | None:
-    folder = Path(cfg.graphs.pipedream_dir)
-    for path in (folder / f"{name}.txt", folder / name / "graph.txt"):
-        if path.is_file():
-            return path
-    return None
-
-
 def build_pool_graphs(cfg: Config, name: str, pool: str, out_dir: str | Path) -> list[Path]:
     """The ``experiment_graphs`` rule: one canonical JSON per model of the pool."""
     from pacml.graphs.io import write_graph
-    from pacml.graphs.pipedream import read_pipedream
+    from pacml.graphs.pipedream import pipedream_file, read_pipedream
     from pacml.graphs.profiler import profile_model
 
     exp = cfg.experiments[name]
@@ -130,7 +126,7 @@ def build_pool_graphs(cfg: Config, name: str, pool: str, out_dir: str | Path) ->
     written = []
     for spec in model_specs(cfg, exp, pool):
         if spec.startswith(PIPEDREAM_PREFIX):
-            graph = read_pipedream(_pipedream_file(cfg, graph_name(spec)), steps)
+            graph = read_pipedream(pipedream_file(cfg.graphs.pipedream_dir, graph_name(spec)), steps)
         else:
             graph = profile_model(spec, steps)
         target = out_dir / f"{graph_name(spec)}.json"

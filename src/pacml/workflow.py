@@ -37,11 +37,13 @@ def check_workflow_inputs(cfg: Config) -> None:
     """Checks the workflow makes before any job: inputs named by the config exist (the
     models a graphs rule profiles or imports)."""
     if cfg.graphs.source == "pipedream":
+        from pacml.graphs.pipedream import pipedream_file
+
         folder = Path(cfg.graphs.pipedream_dir)
         if not folder.is_dir():
             raise ConfigError("graphs.pipedream_dir", cfg.graphs.pipedream_dir, "no such directory", "config.yaml")
         for i, name in enumerate(cfg.graphs.models):
-            if not ((folder / f"{name}.txt").is_file() or (folder / name / "graph.txt").is_file()):
+            if pipedream_file(folder, name) is None:
                 raise ConfigError(
                     f"graphs.models[{i}]", name, f"no {name}.txt or {name}/graph.txt in {folder}", "config.yaml"
                 )

@@ -1,8 +1,7 @@
 # Validation, names and paths shared by every rule.
 from pacml.config import (GRAPH_KEYS, SELECTION_KEYS, config_from_dict, evaluation_keys,
                           normalise_cli_values, section_hash, training_keys)
-from pacml.experiments import (TRANSFER, check_experiments, model_specs, pool_config, pool_inputs, reuses_main,
-                               train_distribution)
+from pacml.experiments import TRANSFER, check_experiments, model_specs, pool_inputs, reuses_main, train_distribution
 from pacml.workflow import check_workflow_inputs
 from snakemake.utils import validate
 
@@ -66,9 +65,10 @@ def teacher_input(wildcards):
 
 # Named generalisation experiments (workflow/rules/experiments.smk; pacml.experiments)
 
-check_experiments(CFG)
+EXPERIMENT_CFG = check_experiments(CFG)  # {(experiment, pool): its jobs' config}
 EXPERIMENTS = list(CFG.experiments)
-EXPERIMENT_CFG = {(e, p): pool_config(CFG, e, p) for e in EXPERIMENTS for p in ("train", "test")}
+# the test pool's jobs that are the main workflow's, decided once per experiment
+REUSES_MAIN = {(e, what): reuses_main(CFG, e, what) for e in EXPERIMENTS for what in ("agents", "selection")}
 EXPERIMENT_FIGURES = expand("results/experiments/{exp}/figure.{ext}", exp=EXPERIMENTS, ext=["png", "pdf"])
 
 
@@ -95,7 +95,7 @@ def experiment_checkpoint(w):
         trained_on = train_distribution(CFG.experiments[w.exp], w.xdist)
         return f"results/experiments/{w.exp}/train/{trained_on}/train/seed{w.seed}/best.pt"
     if w.xpolicy == "pacml":
-        if reuses_main(CFG, w.exp, "agents"):
+        if REUSES_MAIN[(w.exp, "agents")]:
             return f"results/{w.xdist}/train/seed{w.seed}/best.pt"
         return f"results/experiments/{w.exp}/test/{w.xdist}/train/seed{w.seed}/best.pt"
     return []
@@ -105,7 +105,7 @@ def experiment_selection(w):
     """best_fixed's and the planners' choices on the test pool (the main workflow's likewise)."""
     if w.xpolicy not in ("best_fixed", "rollout", "rollout_clairvoyant"):
         return []
-    if reuses_main(CFG, w.exp, "selection"):
+    if REUSES_MAIN[(w.exp, "selection")]:
         return f"results/{w.xdist}/selection.json"
     return f"results/experiments/{w.exp}/test/{w.xdist}/selection.json"
 

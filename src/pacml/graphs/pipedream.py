@@ -183,6 +183,14 @@ def model_name_from_path(path: str | Path) -> str:
     return p.parent.name if p.name == "graph.txt" else p.stem
 
 
+def pipedream_file(folder: str | Path, name: str) -> Path | None:
+    """Model ``name``'s profile in ``folder``: ``name.txt`` or ``name/graph.txt``; None if neither."""
+    for path in (Path(folder) / f"{name}.txt", Path(folder) / name / "graph.txt"):
+        if path.is_file():
+            return path
+    return None
+
+
 def read_pipedream(path: str | Path, num_training_steps: int = 50, name: str | None = None) -> OpGraph:
     """Read a PipeDream ``graph.txt`` file; see `parse_pipedream`."""
     try:
