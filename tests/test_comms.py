@@ -49,3 +49,22 @@ def test_an_all_reduce_over_more_peers_than_transceivers_is_refused_naming_the_k
         r"reduce cluster\.servers_per_rack or raise cluster\.communication_groups$",
     ):
         all_reduce_time_s(1e9, 1, 1, 3, cfg)
+
+
+def test_reconfiguration_is_paid_once_per_transfer_and_per_collective_step():
+    slow = ClusterConfig(reconfiguration_s=1e-6)
+    assert one_to_one_time_s(4e8, slow) == pytest.approx(50e-9 + 200e-9 + 1e-6 + 1e-3, rel=1e-15)
+    assert one_to_one_time_s(0, slow) == 0.0  # nothing sent, no circuit set up
+    # the (4,4,1) block has two non-trivial steps, each in reduce-scatter and all-gather: 4 x 1 us
+    base = all_reduce_time_s(1.6e9, 4, 4, 1, CFG)
+    assert all_reduce_time_s(1.6e9, 4, 4, 1, slow) == pytest.approx(base + 4e-6, rel=1e-12)
+    # two comm groups: one step, paid twice
+    assert all_reduce_time_s(4e8, 2, 1, 1, slow) == pytest.approx(
+        all_reduce_time_s(4e8, 2, 1, 1, CFG) + 2e-6, rel=1e-12
+    )
+
+
+def test_zero_reconfiguration_is_bit_for_bit_the_paper():
+    zero = ClusterConfig(reconfiguration_s=0.0)
+    for size in (1.0, 3.3e7, 4e8):
+        assert one_to_one_time_s(size, zero) == 50e-9 + 2 * 100e-9 + size / 4e11

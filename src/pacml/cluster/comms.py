@@ -20,9 +20,10 @@ PEAK_COMPUTE = 130e12
 
 
 def transfer_time_s(size_bytes, bandwidth_bytes_per_s: float, cfg: ClusterConfig):
-    """The one transfer formula: latency + 2 x I/O latency + size / bandwidth (sizes may be
-    a numpy array)."""
-    return cfg.propagation_latency_s + 2 * cfg.io_latency_s + size_bytes / bandwidth_bytes_per_s
+    """The one transfer formula: latency + 2 x I/O latency + circuit reconfiguration + size /
+    bandwidth (sizes may be a numpy array). Every point-to-point transfer and every step of a
+    collective is one such transfer, so each pays ``cfg.reconfiguration_s`` once (0 in ddls)."""
+    return cfg.propagation_latency_s + 2 * cfg.io_latency_s + cfg.reconfiguration_s + size_bytes / bandwidth_bytes_per_s
 
 
 def one_to_one_time_s(size_bytes: float, cfg: ClusterConfig) -> float:

@@ -1,11 +1,18 @@
-"""RAMP first-fit op placement (ddls.md 3.4), on an occupancy bitmask.
+"""Op placement on RAMP, on an occupancy bitmask: ddls' first-fit (`place`, ddls.md 3.4) or
+a compact variant (`place_compact`); `placer` picks one by its config name.
 
-Forward ops are walked in Kahn order. An op of degree n first tries its parents (in
+ddls. Forward ops are walked in Kahn order. An op of degree n first tries its parents (in
 dependency order): if a parent sits on exactly n servers with room for the op, sub-op i
 goes on the parent's i-th server. Otherwise the first block of a candidate shape (in the
 placer's shape and origin order) whose servers are free or already this job's, and have
 room, takes it. A backward op sits where its forward twin sits. A job may so occupy more
 servers than its degree (gnmt at a=16 takes 21). Servers are exclusive to one job.
+
+compact. A job whose largest op degree is n takes exactly the n servers of one block: the
+first candidate block of n (in the same shape and origin order) whose servers are all free
+and can hold the job; an op of degree k goes on the block's first k servers in sub-op order
+(sub-op i on the i-th), its backward twin with it. The job never occupies a server outside
+its block, so n servers are all it takes (gnmt at a=16 takes 16, not 21).
 
 Memory: both twins' memory is counted (ddls B13 counted the forward op only; with 80 GB
 workers and the paper's graphs memory never binds, so the fix changes no result).
@@ -13,6 +20,7 @@ workers and the paper's graphs memory never binds, so the fix changes no result)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,6 +82,42 @@ def place(pg: PartitionedGraph, topo: RampTopology, free_mask: int) -> Placement
         sub_server[off[f + n_fwd] : off[f + n_fwd + 1]] = srv
     sub_server.setflags(write=False)
     return Placement(sub_server, own_mask, own_mask.bit_count())
+
+
+def place_compact(pg: PartitionedGraph, topo: RampTopology, free_mask: int) -> Placement | None:
+    """Compact placement of ``pg`` on the servers in ``free_mask`` (module doc); None if no
+    free block of the job's largest degree can hold it."""
+    graph = pg.graph
+    n_fwd = graph.num_forward
+    degree = pg.degree[:n_fwd]
+    n = int(degree.max())
+    mem = graph.memory_bytes
+    need = (mem[:n_fwd] + mem[n_fwd:]) / degree  # per sub-op, both twins
+    # memory each of the block's positions 0..n-1 holds: an op of degree k adds to the first k
+    load = np.zeros(n)
+    for k in np.unique(degree):
+        load[:k] += need[degree == k].sum()
+    if (load > topo.cfg.worker_memory_bytes).any():
+        return None
+    for bmask, servers in topo.blocks(n):
+        if bmask & ~free_mask:
+            continue
+        block = np.asarray(servers, dtype=np.int64)
+        sub_server = np.empty(pg.num_sub_ops, dtype=np.int64)
+        off = pg.offset
+        for f in range(n_fwd):
+            k = int(degree[f])
+            sub_server[off[f] : off[f + 1]] = block[:k]
+            sub_server[off[f + n_fwd] : off[f + n_fwd + 1]] = block[:k]
+        sub_server.setflags(write=False)
+        return Placement(sub_server, bmask, n)
+    return None
+
+
+Placer = Callable[[PartitionedGraph, RampTopology, int], Placement | None]
+
+PLACERS: dict[str, Placer] = {"ddls": place, "compact": place_compact}
+"""The placers by their config name (``cluster.placement``)."""
 
 
 def canonical_key(placement: Placement, topo: RampTopology) -> bytes:

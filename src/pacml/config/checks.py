@@ -51,8 +51,8 @@ def _check_ranges(cfg: Config, source: str) -> None:
     for key in ("node_bandwidth_bytes_per_s", "worker_memory_bytes"):
         if not getattr(c, key) > 0:
             raise ConfigError(f"cluster.{key}", getattr(c, key), "must be > 0", source)
-    for key in ("propagation_latency_s", "io_latency_s"):
-        if getattr(c, key) < 0:
+    for key in ("propagation_latency_s", "io_latency_s", "reconfiguration_s"):
+        if not getattr(c, key) >= 0:
             raise ConfigError(f"cluster.{key}", getattr(c, key), "must be >= 0", source)
     if not cfg.partition.min_op_time_s > 0:
         raise ConfigError("partition.min_op_time_s", cfg.partition.min_op_time_s, "must be > 0", source)

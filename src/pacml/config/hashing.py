@@ -26,7 +26,11 @@ NOT_RESULT_KEYS = ("ppo.torch_threads",)
 """Keys that change how fast a run goes, never its numbers: left out of every run hash."""
 
 
-INERT_KEYS = {("agent.feature_scales", "pool"): ("agent.log10_seconds", "agent.log10_bytes", "agent.log10_counts")}
+INERT_KEYS = {
+    ("agent.feature_scales", "pool"): ("agent.log10_seconds", "agent.log10_bytes", "agent.log10_counts"),
+    ("cluster.placement", "ddls"): (),
+    ("cluster.reconfiguration_s", 0.0): (),
+}
 """Keys added after results were published, left out of every hash while the first holds the
 value that reproduces the earlier behaviour (then the others are read by nothing): finished
 runs and their checkpoints stay current. Likewise a distribution's ``components`` while empty."""

@@ -29,6 +29,17 @@ class ClusterConfig:
     collective_bandwidth_per_channel_divided: bool = True
     """ddls bug B11: the all-reduce model divides the (already per-channel) bandwidth by C
     again. True reproduces the paper."""
+    placement: Literal["ddls", "compact"] = "ddls"
+    """How a job's sub-ops find servers (pacml.cluster.placement). ddls: the authors'
+    first-fit, where an op whose parent sits elsewhere may take a block outside the job's
+    first one (gnmt at degree 16 takes 21 servers). compact: a job whose largest op degree is
+    n takes exactly the n servers of one free block; an op of degree k sits on the block's
+    first k servers."""
+    reconfiguration_s: float = 0.0
+    """Time the optical circuit takes to reconfigure, paid once by every point-to-point
+    transfer and once per step of a collective (each reduce-scatter and all-gather step).
+    ddls leaves it out (its term is commented out): 0 reproduces the paper. RAMP's switches
+    reconfigure in nanoseconds (20e-9); slower optical switches take microseconds."""
 
     @property
     def num_workers(self) -> int:

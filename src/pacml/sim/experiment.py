@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pacml.cluster.placement import canonical_key, place
+from pacml.cluster.placement import PLACERS, canonical_key
 from pacml.cluster.topology import RampTopology
 from pacml.config import Config
 from pacml.config.checks import MAX_ARRIVALS
@@ -53,6 +53,7 @@ class ClusterModel:
         self.graphs = tuple(graphs)
         self.cfg = cfg
         self.topology = RampTopology(cfg.cluster)
+        self.place = PLACERS[cfg.cluster.placement]
         self.cache = cache if cache is not None else JctCache()
         cap = cfg.cluster.worker_memory_bytes
         for g in self.graphs:
@@ -112,7 +113,7 @@ class ClusterModel:
         if key in cache:
             return cache[key]
         pg = self.partitioned(g, action)
-        placement = place(pg, self.topology, free_mask)
+        placement = self.place(pg, self.topology, free_mask)
         if placement is None:
             cache[key] = None
             return None

@@ -1,0 +1,117 @@
+"""The compact placer (cluster.placement: compact) beside ddls' first-fit."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pacml.cluster.placement import PLACERS, place, place_compact
+from pacml.cluster.topology import RampTopology
+from pacml.config import ClusterConfig, load_config
+from pacml.graphs.opgraph import training_graph
+from pacml.graphs.partition import partition
+
+TOPO = RampTopology(ClusterConfig())  # the paper's 4 x 4 x 2
+Q = 1e-5  # partition.min_op_time_s
+
+
+def mixed_chain():
+    """Three forward ops of 15 us, 1 ms, 15 us: degrees 2, 4, 2 at action 4."""
+    t = np.array([1.5e-5, 1e-3, 1.5e-5])
+    return training_graph(
+        name="mixed",
+        forward_names=["node1", "node2", "node3"],
+        descriptions=["a", "b", "c"],
+        forward_time_s=t,
+        backward_time_s=2 * t,
+        activation_bytes=np.full(3, 1e6),
+        parameter_bytes=np.zeros(3),
+        forward_edges=[(0, 1), (1, 2)],
+        last_forward=2,
+    )
+
+
+def test_compact_puts_each_op_on_the_first_servers_of_the_jobs_block():
+    pg = partition(mixed_chain(), 4, Q)
+    assert pg.degree[:3].tolist() == [2, 4, 2]
+    # the first block of 4 is the (2, 2, 1) square at the origin: servers (c, r, 0), c, r in {0, 1}
+    p = place_compact(pg, TOPO, TOPO.all_mask)
+    by_op = [sorted(set(p.sub_op_server[pg.offset[i] : pg.offset[i + 1]].tolist())) for i in range(6)]
+    assert by_op == [[0, 2], [0, 2, 8, 10], [0, 2], [0, 2], [0, 2, 8, 10], [0, 2]]
+    assert p.workers_mask == (1 << 0) | (1 << 2) | (1 << 8) | (1 << 10) and p.num_workers == 4
+    # server 8 busy: the next origin in scan order is s0 = 1
+    q = place_compact(pg, TOPO, TOPO.all_mask & ~(1 << 8))
+    assert sorted(set(q.sub_op_server.tolist())) == [1, 3, 9, 11]
+
+
+def test_compact_refuses_when_no_block_of_the_jobs_degree_is_free():
+    pg = partition(mixed_chain(), 4, Q)
+    # RAMP's shapes of 4 on 4 x 4 x 2: (2,2,1), (4,1,1), (2,1,2) and the diagonal
+    four = (1 << 0) | (1 << 1) | (1 << 8) | (1 << 9)  # the (2,1,2) block at the origin
+    p = place_compact(pg, TOPO, four)
+    assert p.workers_mask == four and sorted(set(p.sub_op_server[pg.offset[0] : pg.offset[1]].tolist())) == [0, 1]
+    # all of group 0 is free, yet every shape of 4 spans two groups
+    group_0 = sum(1 << s for s in range(8))
+    assert place_compact(pg, TOPO, group_0) is None
+    assert place(pg, TOPO, group_0) is None
+
+
+def test_compact_refuses_a_job_that_outgrows_its_servers_memory():
+    tiny = RampTopology(ClusterConfig(worker_memory_bytes=3.9e6))
+    pg = partition(mixed_chain(), 4, Q)
+    # position 0 of the block holds a sub-op of ops 0 and 2 (2 MB over 2, both twins) and of
+    # op 1 (2 MB over 4): 1 + 1 + 0.5 = 2.5 MB
+    assert place_compact(pg, tiny, tiny.all_mask) is not None
+    tighter = RampTopology(ClusterConfig(worker_memory_bytes=2.4e6))
+    assert place_compact(pg, tighter, tighter.all_mask) is None
+
+
+def test_gnmt_at_16_takes_21_servers_under_ddls_and_16_under_compact(paper_graphs):
+    gnmt = next(g for g in paper_graphs if g.name == "gnmt")
+    pg = partition(gnmt, 16, Q)
+    assert place(pg, TOPO, TOPO.all_mask).num_workers == 21
+    assert place_compact(pg, TOPO, TOPO.all_mask).num_workers == 16
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    model=st.integers(0, 4),
+    action=st.sampled_from(TOPO.placeable_degrees),
+    busy=st.integers(0, TOPO.all_mask),
+)
+def test_compact_never_puts_an_op_outside_the_jobs_n_servers(model_graphs, model, action, busy):
+    pg = partition(model_graphs[model], action, Q, TOPO.placeable_degrees)
+    free = TOPO.all_mask & ~busy
+    p = place_compact(pg, TOPO, free)
+    n = int(pg.degree.max())
+    blocks = {mask: servers for mask, servers in TOPO.blocks(n)}
+    free_blocks = [mask for mask in blocks if not mask & ~free]
+    if p is None:
+        assert not free_blocks  # memory never binds on 80 GB workers
+        return
+    assert p.workers_mask in free_blocks and p.num_workers == n == p.workers_mask.bit_count()
+    servers = p.sub_op_server
+    assert all(p.workers_mask >> int(s) & 1 for s in servers)  # no op outside the block
+    for i in range(pg.graph.num_ops):
+        own = servers[pg.offset[i] : pg.offset[i + 1]]
+        assert len(set(own.tolist())) == pg.degree[i]  # one sub-op a server
+        assert own.tolist() == list(blocks[p.workers_mask][: pg.degree[i]])
+
+
+def test_the_config_picks_the_placer_and_the_engine_uses_it(model_graphs):
+    from pacml.sim.experiment import ClusterModel
+
+    assert PLACERS == {"ddls": place, "compact": place_compact}
+    gnmt = model_graphs[1]
+    for name, fn in PLACERS.items():
+        model = ClusterModel([gnmt], load_config(overrides=[f"cluster.placement={name}"]))
+        alloc = model.allocate(0, 16, TOPO.all_mask)
+        expected = fn(model.partitioned(0, 16), TOPO, TOPO.all_mask)
+        assert alloc.workers_mask == expected.workers_mask
+
+
+def test_an_unknown_placer_is_refused_naming_the_key():
+    from pacml.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"cluster\.placement"):
+        load_config(overrides=["cluster.placement=tight"])
