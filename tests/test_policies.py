@@ -29,6 +29,7 @@ def decision(mask, beta=0.3, jct=lambda a: 100.0 / a):
         pool_sequential_jct_s=np.zeros(0),
         snapshot=None,
         future=None,
+        num_training_steps=50,
     )
 
 

@@ -33,6 +33,15 @@ class GraphFormatError(PacmlError, ValueError):
         super().__init__(f"{where}: {problem}")
 
 
+class TraceFormatError(PacmlError, ValueError):
+    """An arrival trace is malformed; the message names the file and, where known, the line."""
+
+    def __init__(self, path: str, problem: str, line: int | None = None):
+        self.path, self.line = path, line
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {problem}")
+
+
 class InfeasibleClusterError(PacmlError, ValueError):
     """The cluster cannot run the workload at all (e.g. an op larger than a worker's memory)."""
 

@@ -27,7 +27,12 @@ def build_model(graphs_dir: str | Path, cfg: Config) -> ClusterModel:
     graphs = load_graph_dir(
         graphs_dir, names=cfg.graphs.models or None, num_training_steps=cfg.workload.num_training_steps
     )
-    return ClusterModel(graphs, cfg)
+    trace = None
+    if cfg.trace.path is not None:
+        from pacml.trace_csv import read_trace
+
+        trace = read_trace(cfg.trace)
+    return ClusterModel(graphs, cfg, trace=trace)
 
 
 def write_json(path: str | Path, data) -> None:

@@ -31,6 +31,7 @@ from pacml.config.simulation import (
     ClusterConfig,
     GraphsConfig,
     PartitionConfig,
+    TraceConfig,
     WorkloadConfig,
 )
 from pacml.config.tree import Config, FiguresConfig, TrackingConfig, WorkflowConfig
@@ -54,6 +55,7 @@ __all__ = [
     "PPOConfig",
     "PartitionConfig",
     "PlanningConfig",
+    "TraceConfig",
     "TrackingConfig",
     "WorkflowConfig",
     "WorkloadConfig",

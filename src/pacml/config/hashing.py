@@ -30,6 +30,7 @@ INERT_KEYS = {
     ("agent.feature_scales", "pool"): ("agent.log10_seconds", "agent.log10_bytes", "agent.log10_counts"),
     ("cluster.placement", "ddls"): (),
     ("cluster.reconfiguration_s", 0.0): (),
+    ("trace.path", None): ("trace",),
 }
 """Keys added after results were published, left out of every hash while the first holds the
 value that reproduces the earlier behaviour (then the others are read by nothing): finished
@@ -55,6 +56,9 @@ def _result_tree(cfg: Config) -> dict:
     return tree
 
 
+_INERT = object()
+
+
 def _get(tree: dict, dotted: str):
     for k in dotted.split("."):
         tree = tree[k]
@@ -63,7 +67,7 @@ def _get(tree: dict, dotted: str):
 
 GRAPH_KEYS = ("graphs", "workload.num_training_steps")
 """What the graphs rule writes depends on: the models and the steps a job trains for."""
-EPISODE_KEYS = ("graphs", "cluster", "partition", "workload", "distributions")
+EPISODE_KEYS = ("graphs", "cluster", "partition", "workload", "trace", "distributions")
 """What every episode depends on: the job pool, the cluster, the partitioner, arrivals and β."""
 SELECTION_KEYS = (*EPISODE_KEYS, "planning", "workflow.validation_seeds")
 """best_fixed's degree and the planners' base policy are chosen on the validation seeds."""
@@ -106,7 +110,8 @@ def section_hash(cfg: Config, *keys: str, dists: tuple[str, ...] | None = None) 
     for key in keys:
         node = tree
         for k in key.split("."):
-            node = node[k]
-        parts[key] = node
+            node = node.get(k, _INERT) if isinstance(node, dict) else _INERT
+        if node is not _INERT:  # a section left out while inert (`INERT_KEYS`) hashes as before it existed
+            parts[key] = node
     blob = json.dumps(parts, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 
@@ -127,6 +127,44 @@ class WorkloadConfig:
     horizon_accounting: Literal["paper", "fixed"] = "paper"
     """paper: jobs still running at the horizon count as blocked and the arrival at the
     horizon counts as arrived but undecided (ddls B17). fixed: neither is counted."""
+
+
+@dataclass(frozen=True)
+class TraceConfig:
+    """Arrivals replayed from a cluster trace instead of drawn (``path`` set): a CSV with one
+    row a job, a submit-time column and a duration column (pacml.trace_csv reads it).
+
+    An episode starts at a random row of [first_row, last_row) (the episode's generator
+    picks it) and takes the consecutive jobs submitted within workload.horizon_s of it. Times
+    are rescaled by one factor over that range so that its mean gap is the interarrival the
+    offered load asks for (workload.offered_load, else workload.interarrival_s): the trace's
+    bursts and lulls are kept. A job trains for round(N x duration / reference) steps, N =
+    workload.num_training_steps, clipped to [min_steps, max_steps], so its sequential JCT
+    follows the trace; its model is drawn from the pool and its β from the distribution."""
+
+    path: str | None = None
+    """The trace CSV; None: synthetic arrivals (the paper)."""
+    submit_column: str = "timestamp"
+    """Column of submit times: seconds (a number) or a date-time (``YYYY-MM-DD HH:MM:SS``)."""
+    duration_column: str = "duration"
+    """Column of run times in seconds (> 0)."""
+    filter: dict[str, str] = field(default_factory=dict)
+    """Keep only rows whose column equals the value, e.g. {cluster: 6214e9} (a virtual cluster)."""
+    sort: bool = False
+    """Sort the kept rows by submit time; False: rows out of order are an error (Philly's CSV
+    is not sorted: set true)."""
+    first_row: int = 0
+    """First row (0-based, of the kept, sorted jobs) an episode may start at."""
+    last_row: int | None = None
+    """End (exclusive) of the rows episodes are drawn from; None: the last row. A held-out
+    window for evaluation is another [first_row, last_row)."""
+    reference_duration_s: float | None = None
+    """The duration that trains for workload.num_training_steps; None: the median duration
+    over [first_row, last_row)."""
+    min_steps: int = 5
+    """Fewest training steps of a job (0.1 x N by default: the trace's 1-second jobs)."""
+    max_steps: int = 500
+    """Most training steps of a job (10 x N by default: Philly's jobs of weeks)."""
 
 
 PAPER_MODELS = ("alexnet", "gnmt", "resnet18", "squeezenet1_0", "vgg16")

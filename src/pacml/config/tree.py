@@ -12,6 +12,7 @@ from pacml.config.simulation import (
     ClusterConfig,
     GraphsConfig,
     PartitionConfig,
+    TraceConfig,
     WorkloadConfig,
     _paper_distributions,
 )
@@ -74,6 +75,7 @@ class Config:
     partition: PartitionConfig = field(default_factory=PartitionConfig)
     """How a degree splits a job's ops."""
     workload: WorkloadConfig = field(default_factory=WorkloadConfig)
+    trace: TraceConfig = field(default_factory=TraceConfig)
     """Arrivals, the job pool and the simulation clock."""
     distributions: dict[str, BetaDistribution] = field(default_factory=_paper_distributions)
     """JCT-requirement distributions by name; the paper's beta_a..beta_d are built in."""

@@ -78,6 +78,8 @@ class Futures:
     times_s: list[list[float]]
     graphs: list[list[int]]
     betas: list[list[float]]
+    steps: list[list[int]] | None = None
+    """Each job's training steps (trace arrivals); None: each graph's own."""
 
 
 class Rollout:
@@ -99,15 +101,20 @@ class Rollout:
         h = self.cfg.horizon
         if self.clairvoyant:
             f = d.future(h)
-            return Futures([f.time_s.tolist()], [f.graph.tolist()], [f.beta.tolist()])
+            steps = None if f.steps is None else [f.steps.tolist()]
+            return Futures([f.time_s.tolist()], [f.graph.tolist()], [f.beta.tolist()], steps)
         k, ia = self.cfg.num_futures, self.model.interarrival_s
-        if self._exponential:
+        trace = self.model.trace_workload
+        if self._exponential or trace is not None:  # a trace's future: Poisson at its mean rate
             times = d.time_s + np.cumsum(rng.exponential(ia, size=(k, h)), axis=1)
         else:  # the engine's arrival times are index x interarrival exactly
             times = np.broadcast_to((d.job_idx + np.arange(1, h + 1)) * ia, (k, h))
         graphs = rng.integers(0, len(self.model.graphs), size=(k, h))
         betas = self.pmf.sample(rng, k * h).reshape(k, h)
-        return Futures(times.tolist(), graphs.tolist(), betas.tolist())
+        if trace is None:
+            return Futures(times.tolist(), graphs.tolist(), betas.tolist())
+        steps = rng.choice(trace.steps, size=(k, h))  # the range's step distribution, not its future
+        return Futures(times.tolist(), graphs.tolist(), betas.tolist(), steps.tolist())
 
     def scores(self, d: Decision, rng: np.random.Generator) -> dict[int, float]:
         """Mean blocked jobs (this one and the next H) for every valid non-zero degree."""
@@ -118,11 +125,24 @@ class Rollout:
         state = d.snapshot()
         fut = self._futures(d, rng)
         k = len(fut.times_s)
+        steps = None if fut.steps is None else d.num_training_steps
 
         def mean_blocked(a: int) -> float:
             return (
                 sum(
-                    blocked_after(m, state, g, d.beta, a, fut.times_s[i], fut.graphs[i], fut.betas[i], self.base)
+                    blocked_after(
+                        m,
+                        state,
+                        g,
+                        d.beta,
+                        a,
+                        fut.times_s[i],
+                        fut.graphs[i],
+                        fut.betas[i],
+                        self.base,
+                        steps,
+                        None if fut.steps is None else fut.steps[i],
+                    )
                     for i in range(k)
                 )
                 / k

@@ -22,6 +22,7 @@ from pacml.graphs.opgraph import OpGraph
 from pacml.sim.experiment import ClusterModel
 from pacml.sim.lookahead import ClusterState
 from pacml.sim.records import JobRecord
+from pacml.sim.trace import trace_arrivals
 from pacml.sim.workload import Arrivals, episode_pmf, sample_arrivals
 
 
@@ -54,6 +55,8 @@ class Decision:
     future: Callable[[int], Arrivals]
     """future(h) -> the episode's true next h arrivals. Only the clairvoyant upper bound
     (``rollout_clairvoyant``) reads it; no deployable policy may."""
+    num_training_steps: int
+    """The steps this job trains for (a trace's, else its graph's own)."""
 
 
 class Episode:
@@ -63,7 +66,10 @@ class Episode:
         self.model = model
         cfg = model.cfg
         self.pmf = episode_pmf(cfg.distributions, dist, rng)
-        self.arrivals: Arrivals = sample_arrivals(cfg.workload, len(model.graphs), model.interarrival_s, self.pmf, rng)
+        if model.trace_workload is not None:
+            self.arrivals = trace_arrivals(model.trace_workload, cfg.workload, len(model.graphs), self.pmf, rng)
+        else:
+            self.arrivals = sample_arrivals(cfg.workload, len(model.graphs), model.interarrival_s, self.pmf, rng)
         self.horizon_s = cfg.workload.horizon_s
         self.paper_accounting = cfg.workload.horizon_accounting == "paper"
         self.free_mask = model.topology.all_mask
@@ -108,7 +114,13 @@ class Episode:
         """The next ``h`` arrivals after the current one (the episode's true future)."""
         arr, lo = self.arrivals, self._k + 1
         hi = min(lo + max(int(h), 0), len(arr.time_s))
-        return Arrivals(arr.time_s[lo:hi], arr.interarrival_s[lo:hi], arr.graph[lo:hi], arr.beta[lo:hi])
+        steps = None if arr.steps is None else arr.steps[lo:hi]
+        return Arrivals(arr.time_s[lo:hi], arr.interarrival_s[lo:hi], arr.graph[lo:hi], arr.beta[lo:hi], steps)
+
+    def steps_of(self, k: int) -> int:
+        """Training steps of arrival ``k``: the trace's, else its graph's own."""
+        arr = self.arrivals
+        return int(arr.steps[k]) if arr.steps is not None else self.model.num_training_steps[int(arr.graph[k])]
 
     # ---- the loop ------------------------------------------------------------------------
     def _depart_until(self, t: float) -> None:
@@ -135,7 +147,8 @@ class Episode:
         m = self.model
         g = int(self.arrivals.graph[k])
         beta = float(self.arrivals.beta[k])
-        seq = float(m.sequential_jct_s[g])
+        steps = self.steps_of(k)
+        seq = float(m.sequential_jct_s[g]) if self.arrivals.steps is None else m.sequential_step_s[g] * steps
         free = self.free_mask.bit_count()
         mask = np.zeros(m.max_degree + 1, dtype=bool)
         mask[0] = True
@@ -148,7 +161,7 @@ class Episode:
             if not (0 < a < len(mask) and mask[a]):
                 return None
             alloc = m.allocate(g, a, free_mask)
-            return None if alloc is None else m.jct_s(alloc, g)
+            return None if alloc is None else m.jct_s(alloc, g, steps)
 
         return Decision(
             k,
@@ -167,6 +180,7 @@ class Episode:
             m.sequential_jct_s,
             self.snapshot,
             self.future,
+            steps,
         )
 
     def step(self, action: int) -> JobRecord:
@@ -199,13 +213,13 @@ class Episode:
             alloc = m.allocate(g, action, self.free_mask)
             if alloc is None:
                 cause = "placement"
-            elif m.jct_s(alloc, g) > d.max_acceptable_jct_s:
+            elif m.jct_s(alloc, g, d.num_training_steps) > d.max_acceptable_jct_s:
                 cause = "jct"
         if cause is not None:
             rec = dataclasses.replace(base, cause=cause)
             self.records.append(rec)
         else:
-            jct = m.jct_s(alloc, g)
+            jct = m.jct_s(alloc, g, d.num_training_steps)
             pg = m.partitioned(g, action)
             rec = dataclasses.replace(
                 base,
@@ -239,6 +253,8 @@ class Episode:
             for k in range(self._k, len(arr.time_s)):
                 g = int(arr.graph[k])
                 seq = float(self.model.sequential_jct_s[g])
+                if arr.steps is not None:
+                    seq = self.model.sequential_step_s[g] * int(arr.steps[k])
                 self.records.append(
                     JobRecord(
                         job_idx=k,

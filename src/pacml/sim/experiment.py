@@ -19,6 +19,7 @@ from pacml.errors import ConfigError, InfeasibleClusterError
 from pacml.graphs.opgraph import OpGraph
 from pacml.graphs.partition import PartitionedGraph, partition
 from pacml.sim.jct import StepResult, simulate_step
+from pacml.sim.trace import Trace, TraceWorkload, trace_workload
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,9 @@ class JctCache:
 class ClusterModel:
     """The static part of an experiment: graphs, cluster, config and the warm caches."""
 
-    def __init__(self, graphs: Sequence[OpGraph], cfg: Config, cache: JctCache | None = None):
+    def __init__(
+        self, graphs: Sequence[OpGraph], cfg: Config, cache: JctCache | None = None, trace: Trace | None = None
+    ):
         if not graphs:
             raise InfeasibleClusterError("no job graphs given")
         self.graphs = tuple(graphs)
@@ -66,10 +69,33 @@ class ClusterModel:
         w = cfg.workload
         scale = w.compute_time_scale
         self.sequential_jct_s = np.array([g.num_training_steps * g.step_time_s * scale for g in self.graphs])
+        # one sequential training step of each graph: a trace job's sequential JCT is this x its steps
+        self.sequential_step_s = tuple(float(g.step_time_s * scale) for g in self.graphs)
         self.num_training_steps = tuple(g.num_training_steps for g in self.graphs)
         self.job_bytes = np.array([g.memory_bytes.sum() + g.size_bytes.sum() for g in self.graphs])
+        self.mean_sequential_jct_s = float(self.sequential_jct_s.mean())
+        self.trace = trace
+        self.trace_workload: TraceWorkload | None = None
+        if trace is not None:  # the pool's mean step, times the trace's mean steps
+            if cfg.trace.path is None:
+                raise ConfigError("trace.path", None, "a trace was given but the config names no trace file")
+            mean_step_s = float(np.mean(self.sequential_step_s))
+            self.trace_workload = trace_workload(
+                trace,
+                cfg.trace,
+                w.num_training_steps,
+                mean_step_s,
+                self.topology.num_workers,
+                (w.offered_load, None if w.offered_load is not None else w.interarrival_s),
+                w.horizon_s,
+            )
+            self.mean_sequential_jct_s = mean_step_s * self.trace_workload.mean_steps
+        elif cfg.trace.path is not None:
+            raise ConfigError(
+                "trace.path", cfg.trace.path, "the config names a trace but none was read (pacml.trace_csv)"
+            )
         if w.offered_load is not None:
-            self.interarrival_s = float(self.sequential_jct_s.mean() / (w.offered_load * self.topology.num_workers))
+            self.interarrival_s = self.mean_sequential_jct_s / (w.offered_load * self.topology.num_workers)
         else:
             self.interarrival_s = w.interarrival_s
         if not (np.isfinite(self.sequential_jct_s).all() and (self.sequential_jct_s > 0).all()):
@@ -89,7 +115,7 @@ class ClusterModel:
     @property
     def offered_load(self) -> float:
         """Mean sequential JCT / (interarrival x workers)."""
-        return float(self.sequential_jct_s.mean() / (self.interarrival_s * self.topology.num_workers))
+        return self.mean_sequential_jct_s / (self.interarrival_s * self.topology.num_workers)
 
     def partitioned(self, g: int, action: int) -> PartitionedGraph:
         key = (g, action)
@@ -127,5 +153,6 @@ class ClusterModel:
         cache[key] = alloc
         return alloc
 
-    def jct_s(self, alloc: Allocation, g: int) -> float:
-        return alloc.step.step_time_s * self.graphs[g].num_training_steps
+    def jct_s(self, alloc: Allocation, g: int, steps: int | None = None) -> float:
+        """The JCT of job graph ``g`` at ``alloc``, training for ``steps`` (None: the graph's own)."""
+        return alloc.step.step_time_s * (self.graphs[g].num_training_steps if steps is None else steps)

@@ -82,18 +82,25 @@ def blocked_after(
     graphs: list[int],
     betas: list[float],
     base: BaseRule,
+    steps: int | None = None,
+    future_steps: list[int] | None = None,
 ) -> int:
     """Blocked jobs among the arriving job (at ``degree``) and the given later arrivals (by
-    ``base``), continued from ``state``; arrivals at or after the horizon are not counted."""
+    ``base``), continued from ``state``; arrivals at or after the horizon are not counted.
+    ``steps`` and ``future_steps`` are the jobs' training steps (a trace's); None: each
+    graph's own."""
     horizon = model.cfg.workload.horizon_s
     paper = model.cfg.workload.horizon_accounting == "paper"
     seq = model.sequential_jct_s
-    steps = model.num_training_steps
+    n_graph_steps = model.num_training_steps
     allocate = model.allocate
     free = state.free_mask
     heap = list(state.departures)  # sorted, hence a valid heap
     n = state.next_seq
     blocked = 0
+    if steps is not None:  # per-job steps: both the JCT and the requirement scale with them
+        step_s = model.sequential_step_s
+        n_steps = [steps, *future_steps] if future_steps is not None else [steps] + [None] * len(times_s)
     t, g, b, a = state.time_s, graph, beta, degree
     i, count = -1, len(times_s)
     while True:
@@ -101,8 +108,14 @@ def blocked_after(
             blocked += 1
         else:
             alloc = allocate(g, a, free)
-            jct = None if alloc is None else alloc.step.step_time_s * steps[g]
-            if jct is None or jct > b * seq[g]:
+            if steps is None:
+                jct = None if alloc is None else alloc.step.step_time_s * n_graph_steps[g]
+                limit = b * seq[g]
+            else:
+                k = n_steps[i + 1] if n_steps[i + 1] is not None else n_graph_steps[g]
+                jct = None if alloc is None else alloc.step.step_time_s * k
+                limit = b * step_s[g] * k
+            if jct is None or jct > limit:
                 blocked += 1
             else:
                 if paper and t + jct > horizon:

@@ -32,7 +32,7 @@ METRICS: dict[str, str] = {
     "worker_utilisation": "fraction of worker-time spent computing over the episode",
     "worker_utilisation_ddls": "the same divided by the training steps, as ddls reported it (B16)",
     "worker_occupancy": "fraction of worker-time held by jobs",
-    "mean_load_rate": "mean over arrivals of job bytes / interarrival time, B/s",
+    "mean_load_rate": "mean over arrivals of job bytes / interarrival time, B/s (a trace's simultaneous submissions, gap 0, left out)",
     "episode_return": "sum of rewards: +1 per accepted job, -1 per job blocked at its decision",
 }
 
@@ -80,7 +80,7 @@ def episode_metrics(
     out["worker_utilisation"] = busy / (num_workers * horizon_s)
     out["worker_utilisation_ddls"] = out["worker_utilisation"] / num_training_steps
     out["worker_occupancy"] = held / (num_workers * horizon_s)
-    out["mean_load_rate"] = mean(r.job_bytes / r.interarrival_s for r in records)
+    out["mean_load_rate"] = mean(r.job_bytes / r.interarrival_s for r in records if r.interarrival_s > 0)
     decided_blocked = sum(1 for r in records if r.outcome == "blocked" and r.cause != "horizon")
     out["episode_return"] = len(accepted) - decided_blocked
     return out

@@ -92,6 +92,8 @@ class Arrivals:
     interarrival_s: np.ndarray
     graph: np.ndarray
     beta: np.ndarray
+    steps: np.ndarray | None = None
+    """Training steps of each job (a trace's); None: each graph's own."""
 
 
 def sample_arrivals(
@@ -117,10 +119,19 @@ def sample_arrivals(
         keep = times <= cfg.horizon_s
         times, gaps = times[keep], gaps[keep]
         count = len(times)
+    graph, beta = draw_jobs(cfg, num_graphs, pmf, count, rng)
+    return Arrivals(times, gaps, graph, beta)
+
+
+def draw_jobs(
+    cfg: WorkloadConfig, num_graphs: int, pmf: BetaPMF, count: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """The graphs (without replacement from ``replication_factor`` copies of each, refilled
+    when empty: ddls' remove_and_repeat) and betas of ``count`` jobs."""
     pool = np.repeat(np.arange(num_graphs), cfg.replication_factor)
     draws = []
     while sum(len(d) for d in draws) < count:
         draws.append(rng.permutation(pool))
     graph = np.concatenate(draws)[:count]
     beta = pmf.sample(rng, count)
-    return Arrivals(times, gaps, graph, beta)
+    return graph, beta

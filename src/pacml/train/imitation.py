@@ -165,9 +165,9 @@ def make_teacher(cfg: Config, model: ClusterModel, dist: str, selection=None) ->
         reusable = selection is not None and (base == "best_fixed" or cfg.planning.base_policy == "tuned")
         if not reusable:
             own = dataclasses.replace(cfg, planning=dataclasses.replace(cfg.planning, base_policy=base))
-            selection = PolicyContext(ClusterModel(model.graphs, own, model.cache), dist).chosen()
+            selection = PolicyContext(ClusterModel(model.graphs, own, model.cache, model.trace), dist).chosen()
         base = f"fixed-{selection.fixed_degree}" if base == "best_fixed" else selection.rollout_base
-    teacher_model = ClusterModel(model.graphs, dataclasses.replace(cfg, planning=planning), model.cache)
+    teacher_model = ClusterModel(model.graphs, dataclasses.replace(cfg, planning=planning), model.cache, model.trace)
     return Rollout(teacher_model, dist, planning, base)
 
 

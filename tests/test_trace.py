@@ -1,0 +1,188 @@
+"""Arrivals replayed from a trace: reading (every bad row named), steps, rescaling, episodes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from pacml.config import TraceConfig, load_config
+from pacml.errors import ConfigError, TraceFormatError
+from pacml.evaluation import episode_rngs, run_episode
+from pacml.policies.base import make_policy
+from pacml.sim.engine import ClusterModel, Episode
+from pacml.sim.lookahead import base_rule, blocked_after
+from pacml.sim.trace import Trace, job_steps
+from pacml.trace_csv import read_trace
+
+from conftest import SHARED_DIR, TOY_CLUSTER, toy_pool
+
+
+def write(tmp_path, text: str, name: str = "t.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def cfg_for(path, **kw) -> TraceConfig:
+    return TraceConfig(path=str(path), submit_column="submit", duration_column="run_s", **kw)
+
+
+def test_seconds_and_date_times_are_read_in_order(tmp_path):
+    f = write(tmp_path, "submit,run_s,vc\n0,10,a\n5.5,20,b\n7,30,a\n")
+    t = read_trace(cfg_for(f))
+    assert t.submit_s.tolist() == [0.0, 5.5, 7.0] and t.duration_s.tolist() == [10.0, 20.0, 30.0]
+    assert read_trace(cfg_for(f, filter={"vc": "a"})).duration_s.tolist() == [10.0, 30.0]
+    g = write(tmp_path, "submit,run_s\n2017-10-09 06:13:03,1\n2017-10-09 07:01:55,2\n2017-10-10 06:13:03,3\n", "d.csv")
+    s = read_trace(cfg_for(g)).submit_s
+    assert (s - s[0]).tolist() == [0.0, 48 * 60 + 52, 86400.0]
+
+
+@pytest.mark.parametrize(
+    ("rows", "line", "problem"),
+    [
+        ("0,10\n9,10\n5,10\n", 4, r"submit goes back in time \(5.0 s after 9.0 s\)"),
+        ("0,10\n3,-1\n", 3, r"run_s = -1.0: a job's duration must be > 0 s"),
+        ("0,10\n3,0\n", 3, r"run_s = 0.0: a job's duration must be > 0 s"),
+        ("0,10\nsoon,10\n", 3, r"submit = 'soon' is neither seconds nor a date-time"),
+        ("0,10\n3,long\n", 3, r"run_s = 'long' is not a number"),
+        ("0,10\n-3,10\n", 3, r"submit = '-3': a submit time must be a finite number >= 0"),
+        ("0,10\n3,nan\n", 3, r"run_s = 'nan' is not a finite number"),
+    ],
+)
+def test_a_bad_row_is_refused_naming_file_and_line(tmp_path, rows, line, problem):
+    f = write(tmp_path, "submit,run_s\n" + rows)
+    with pytest.raises(TraceFormatError, match=rf"^{f}:{line}: {problem}"):
+        read_trace(cfg_for(f))
+
+
+def test_sort_orders_an_unsorted_trace_and_keeps_each_jobs_duration(tmp_path):
+    f = write(tmp_path, "submit,run_s\n9,1\n0,2\n5,3\n")
+    t = read_trace(cfg_for(f, sort=True))
+    assert t.submit_s.tolist() == [0.0, 5.0, 9.0] and t.duration_s.tolist() == [2.0, 3.0, 1.0]
+
+
+def test_missing_columns_and_files_name_their_config_key(tmp_path):
+    f = write(tmp_path, "submit,run_s\n0,1\n1,1\n")
+    with pytest.raises(ConfigError, match=r"'trace\.duration_column' = 'duration'.*no such column"):
+        read_trace(TraceConfig(path=str(f), submit_column="submit"))
+    with pytest.raises(ConfigError, match=r"'trace\.filter\.vc'"):
+        read_trace(cfg_for(f, filter={"vc": "a"}))
+    with pytest.raises(ConfigError, match=r"'trace\.path' = 'nowhere\.csv': no such file"):
+        read_trace(TraceConfig(path="nowhere.csv"))
+    with pytest.raises(TraceFormatError, match=r"0 job\(s\) with \{'run_s': '7'\}"):
+        read_trace(cfg_for(f, filter={"run_s": "7"}))
+
+
+def test_a_jobs_steps_follow_its_duration_within_the_clip():
+    cfg = TraceConfig(min_steps=5, max_steps=500)
+    steps = job_steps(np.array([1.0, 1902.0, 2853.0, 3804.0, 1e6]), cfg, 50, 1902.0)
+    assert steps.tolist() == [5, 50, 75, 100, 500]
+
+
+def bursty_trace(n: int, seed: int = 0) -> Trace:
+    rng = np.random.default_rng(seed)
+    gaps = rng.lognormal(0.0, 1.5, size=n - 1)  # heavy-tailed gaps: bursts and lulls
+    submit = np.concatenate([[0.0], np.cumsum(gaps)])
+    return Trace(submit, rng.lognormal(7.0, 1.0, size=n), "bursty")
+
+
+def trace_model(trace: Trace, *overrides: str) -> ClusterModel:
+    cfg = load_config(overrides=[*TOY_CLUSTER, "trace.path=bursty.csv", *overrides])
+    return ClusterModel(toy_pool(), cfg, trace=trace)
+
+
+@pytest.mark.parametrize("load", [0.5, 0.94, 1.5])
+def test_rescaling_gives_the_offered_load_within_one_percent_on_a_long_window(load):
+    trace = bursty_trace(20_000)
+    probe = trace_model(trace, f"workload.offered_load={load}")
+    span = probe.trace_workload.offset_s[-1] * probe.trace_workload.time_factor
+    m = trace_model(trace, f"workload.offered_load={load}", f"workload.horizon_s={span}")
+    ep = Episode(m, "beta_a", episode_rngs(0)[0])
+    arr = ep.arrivals
+    assert len(arr.time_s) == 20_000  # the whole range is the window
+    sequential = sum(m.sequential_step_s[int(g)] * int(k) for g, k in zip(arr.graph, arr.steps))
+    realised = sequential / (m.topology.num_workers * span)
+    assert realised == pytest.approx(load, rel=0.01)
+    # the rescaling keeps the trace's shape: every gap is the trace's times one factor
+    gaps = np.diff(arr.time_s)
+    assert np.allclose(gaps, np.diff(trace.submit_s) * m.trace_workload.time_factor, rtol=1e-9)
+    assert np.array_equal(arr.interarrival_s[:-1], gaps)  # a job's gap: the time to the next arrival
+
+
+def test_a_trace_episode_is_deterministic_and_each_job_trains_for_its_own_steps():
+    trace = bursty_trace(3_000)
+    m = trace_model(trace, "workload.offered_load=0.9")
+    first = run_episode(m, make_policy("para_max"), "beta_a", 7)
+    assert first == run_episode(m, make_policy("para_max"), "beta_a", 7)
+    ep = Episode(m, "beta_a", episode_rngs(7)[0])
+    other = Episode(m, "beta_a", episode_rngs(8)[0])
+    assert not np.array_equal(ep.arrivals.steps[:50], other.arrivals.steps[:50])  # another window
+    records, _ = first
+    assert len(records) == len(ep.arrivals.time_s) and len(set(ep.arrivals.steps.tolist())) > 10
+    for r in records:
+        g = int(ep.arrivals.graph[r.job_idx])
+        k = int(ep.arrivals.steps[r.job_idx])
+        assert r.sequential_jct_s == m.sequential_step_s[g] * k
+        if r.outcome == "completed":  # one of the job's simulated step times, times its own steps
+            step_times = {s.step_time_s for (gg, a, _), s in m.cache.steps.items() if (gg, a) == (g, r.action)}
+            assert any(r.jct_s == t * k for t in step_times)
+
+
+@pytest.mark.parametrize("base", ["fixed-2", "para_max", "para_min"])
+def test_lookahead_with_trace_steps_equals_the_forked_engine(base):
+    m = trace_model(bursty_trace(3_000), "workload.offered_load=1.2", "workload.horizon_s=200000")
+    ep = Episode(m, "beta_a", episode_rngs(1)[0])
+    rng = np.random.default_rng(1)
+    for _ in range(15):
+        ep.step(make_policy("random").act(ep.decision, rng))
+    d = ep.decision
+    rule = base_rule(base, m)
+    for degree in (int(a) for a in np.flatnonzero(d.mask[1:]) + 1):
+        fork = ep.fork()
+        fork.step(degree)
+        while not fork.done:
+            fork.step(make_policy(base).act(fork.decision, rng))
+        truth = sum(r.outcome == "blocked" for r in fork.records if r.job_idx >= d.job_idx)
+        f = d.future(100_000)
+        args = (m, d.snapshot(), d.graph_index, d.beta, degree, f.time_s.tolist(), f.graph.tolist(), f.beta.tolist())
+        assert blocked_after(*args, rule, d.num_training_steps, f.steps.tolist()) == truth
+
+
+def test_a_range_too_short_for_the_horizon_and_bad_rows_name_their_keys():
+    trace = bursty_trace(100)
+    with pytest.raises(
+        ConfigError, match=r"trace\.last_row.*rows \[0, 100\) of bursty span .* shorter than workload\.horizon_s"
+    ):
+        trace_model(trace, "workload.offered_load=0.9", "workload.horizon_s=1e8")
+    with pytest.raises(ConfigError, match=r"trace\.last_row"):
+        trace_model(trace, "trace.last_row=101")
+    with pytest.raises(ConfigError, match=r"trace\.first_row"):
+        trace_model(trace, "trace.first_row=100")
+    with pytest.raises(ConfigError, match=r"trace\.path.*none was read"):
+        ClusterModel(toy_pool(), load_config(overrides=[*TOY_CLUSTER, "trace.path=bursty.csv"]))
+
+
+def test_the_paper_config_is_untouched_by_the_trace_section():
+    from pacml.config import config_hash, section_hash, training_keys
+
+    cfg = load_config()
+    with_trace = dataclasses.replace(cfg, trace=TraceConfig(path="x.csv"))
+    assert config_hash(cfg) != config_hash(with_trace)
+    assert section_hash(cfg, *training_keys(cfg)) != section_hash(with_trace, *training_keys(with_trace))
+    # an unused trace section's other keys are inert
+    idle = dataclasses.replace(cfg, trace=TraceConfig(min_steps=7))
+    assert config_hash(idle) == config_hash(cfg)
+
+
+def test_the_philly_trace_reads_with_its_virtual_clusters():
+    """The point of this test is the shipped Philly file (../shared/traces)."""
+    path = SHARED_DIR / "traces" / "philly" / "philly.csv"
+    if not path.is_file():
+        pytest.skip(f"Philly trace not found at {path} (../shared is absent in a user's clone)")
+    with pytest.raises(TraceFormatError, match=r"philly\.csv:3: timestamp goes back in time"):
+        read_trace(TraceConfig(path=str(path)))
+    t = read_trace(TraceConfig(path=str(path), sort=True, filter={"cluster": "6214e9"}))
+    assert len(t.submit_s) == 41_226 and np.all(np.diff(t.submit_s) >= 0)
+    assert np.median(t.duration_s) == 1902.0
