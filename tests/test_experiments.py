@@ -12,10 +12,13 @@ from pacml.errors import ConfigError
 from pacml.experiments import (
     build_pool_graphs,
     check_experiments,
+    experiment_policies,
+    experiments,
     model_specs,
     pool_config,
     pool_inputs,
     reuses_main,
+    sweep_settings,
 )
 from pacml.sim.workload import episode_pmf
 
@@ -98,11 +101,50 @@ def test_a_new_distribution_in_an_experiment_stays_in_the_experiment():
         ("{overrides: {agent.feature_scales: sometimes}}", "experiments.e.overrides: agent.feature_scales"),
         ("{overrides: {cluster.nosuch.deeper: 1}}", "experiments.e.overrides.cluster.nosuch.deeper"),
         ("{test_models: [alexnet, pipedream:alexnet]}", "experiments.e.test_models"),
+        ("{sweep: {cluster.placement: [ddls], cluster.max_degree: [8]}}", "experiments.e.sweep"),
+        ("{sweep: {cluster.placement: [compact, compact]}}", r"experiments.e.sweep.cluster.placement.*distinct"),
+        ("{sweep: {cluster.max_degree: []}}", r"experiments.e.sweep.cluster.max_degree.*at least one"),
+        ("{sweep: {cluster.placement: [ddls, tight]}}", r"experiments.e.sweep \(tight\): cluster.placement"),
+        ("{sweep: {cluster.nosuch: [1]}}", r"experiments.e.sweep \(1\).cluster.nosuch"),
+        (
+            "{sweep: {cluster.max_degree: [8]}, overrides: {cluster.max_degree: 4}}",
+            "experiments.e.sweep.cluster.max_degree",
+        ),
+        ("{train_in: main, train_models: [alexnet]}", "experiments.e.train_in"),
+        ("{train_in: main, distributions: [beta_b]}", "experiments.e.train_in"),
+        ("{train_in: elsewhere}", "experiments.e.train_in"),
+        ("{reference: false}", "experiments.e.reference"),
     ],
 )
 def test_a_bad_experiment_names_its_key(text, key):
     with pytest.raises(ConfigError, match=key):
-        check_experiments(_experiment(text))
+        check_experiments(_experiment(text, "workflow.distributions=[beta_a]"))
+
+
+def test_a_sweep_is_one_experiment_a_value():
+    cfg = _experiment(
+        "{sweep: {cluster.placement: [ddls, compact]}, baselines: [para_max], overrides: {cluster.max_degree: 8}}"
+    )
+    assert list(experiments(cfg)) == ["e/ddls", "e/compact"] and sweep_settings(cfg) == {"e": ["e/ddls", "e/compact"]}
+    for name, placement in (("e/ddls", "ddls"), ("e/compact", "compact")):
+        test = pool_config(cfg, name, "test")
+        assert test.cluster.placement == placement and test.cluster.max_degree == 8
+        assert experiment_policies(cfg, name) == ["pacml", "para_max"]  # the agents under test are the reference
+    paper = _experiment("{sweep: {cluster.placement: [ddls, compact]}}")
+    assert reuses_main(paper, "e/ddls", "agents") and not reuses_main(paper, "e/compact", "agents")
+    # a number's setting is named as YAML writes it
+    loads = _experiment("{sweep: {workload.offered_load: [0.5, 2]}}")
+    assert list(experiments(loads)) == ["e/0.5", "e/2"]
+    assert pool_config(loads, "e/2", "test").workload.offered_load == 2.0
+
+
+def test_agents_from_the_main_workflow_are_the_agents_under_test():
+    cfg = _experiment(
+        "{train_in: main, reference: false, baselines: [para_max], overrides: {cluster.placement: compact}}"
+    )
+    assert experiment_policies(cfg, "e") == ["pacml_transfer", "para_max"]
+    both = _experiment("{train_in: main, overrides: {cluster.placement: compact}}")
+    assert experiment_policies(both, "e") == ["pacml_transfer", "pacml", "para_max", "best_fixed"]
 
 
 def test_a_model_with_no_profile_is_named_by_its_key(tmp_path):
@@ -112,6 +154,9 @@ def test_a_model_with_no_profile_is_named_by_its_key(tmp_path):
     # a PipeDream model is an input file of the graphs job, missing or not
     cfg = _experiment("{test_models: [pipedream:toy, alexnet]}", f"graphs.pipedream_dir={tmp_path}")
     assert pool_inputs(cfg, "e", "test") == [str(tmp_path / "toy.txt")]
+    # an arrival trace is an input too
+    cfg = _experiment("{overrides: {trace.path: arrivals.csv}}")
+    assert pool_inputs(cfg, "e", "test")[-1] == "arrivals.csv"
 
 
 def test_a_pool_mixes_pipedream_files_and_built_in_profiles(tmp_path):
@@ -150,6 +195,14 @@ SMOKE_EXPERIMENTS = {
         "baselines": ["para_max"],
         "overrides": {"distributions.mix": {"kind": "mixture", "components": ["beta_a", "beta_d"]}},
     },
+    # a sweep over the placer, with the main workflow's agents: nothing trained
+    "placer": {
+        "sweep": {"cluster.placement": ["ddls", "compact"]},
+        "train_in": "main",
+        "reference": False,
+        "distributions": ["beta_a"],
+        "baselines": ["para_max"],
+    },
     # two pools, one of them with a PipeDream file: everything trained in the experiment
     "transfer": {
         "train_models": ["alexnet", "resnet18"],
@@ -179,10 +232,12 @@ def test_smoke_experiments_end_to_end(tmp_path):
     planned = snakemake(tmp_path, "-n", *args, config_text=text)
     assert planned.returncode == 0, planned.stderr[-3000:]
     assert job_counts(planned.stdout) == {
-        "experiment_evaluate": 6,  # reuse: pacml_transfer, pacml, para_max; transfer: the same with best_fixed
-        "experiment_graphs": 4,
+        "experiment_evaluate": 10,  # reuse: pacml_transfer, pacml, para_max; transfer: the same with
+        # best_fixed; placer: pacml_transfer and para_max in each of its two settings
+        "experiment_graphs": 6,  # reuse's and transfer's two pools; placer's settings' test pools
         "experiment_select": 3,  # reuse's mixture; transfer's two pools
-        "experiment_summary": 2,
+        "experiment_summary": 4,
+        "experiment_sweep": 1,
         "experiment_train": 3,  # reuse's mixture agent; transfer's agents under test and its reference
         "experiments": 1,
         "experiments_table": 1,
@@ -191,7 +246,7 @@ def test_smoke_experiments_end_to_end(tmp_path):
         "mlflow_init": 1,
         "select": 1,  # reuse's reference: the main workflow's beta_a agent and selection
         "train": 1,
-        "total": 25,
+        "total": 34,
     }
     out = snakemake(tmp_path, *args, config_text=text, timeout=900)
     assert out.returncode == 0, out.stderr[-4000:]
@@ -209,6 +264,14 @@ def test_smoke_experiments_end_to_end(tmp_path):
     assert "Experiments" in report and "figure.png" in report
     table = (res / "summary.md").read_text()
     assert "### reuse" in table and "### transfer" in table and "| PAC-ML, agents under test |" in table
+    sweep = pd.read_csv(res / "placer" / "summary.csv")
+    assert list(sweep.columns[:4]) == ["experiment", "setting", "dist", "policy"]
+    assert set(sweep["setting"]) == {"ddls", "compact"} and set(sweep["policy"]) == {"pacml_transfer", "para_max"}
+    assert "### placer" in table and "| policy | ddls | compact |" in table
+    assert (res / "placer" / "figure.png").stat().st_size > 0
+    placed = pd.read_csv(res / "placer" / "compact" / "test" / "beta_a" / "eval" / "para_max_seed0_jobs.csv")
+    done = placed[placed["outcome"] == "completed"]
+    assert (done["num_workers"] == done["action"]).all()  # compact: a job of degree n takes n servers
     assert "against agents trained here" in table
     rows = pd.read_json(res / "transfer" / "test" / "beta_a" / "eval" / "pacml_transfer_seed0.json")
     assert rows["jobs_arrived"].item() > 0

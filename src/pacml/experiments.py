@@ -25,11 +25,68 @@ import dataclasses
 from pathlib import Path
 
 from pacml.config import Config, ExperimentConfig, config_from_dict
+from pacml.config.checks import setting_label
 from pacml.errors import ConfigError
 
 PIPEDREAM_PREFIX = "pipedream:"
 TRANSFER = "pacml_transfer"
 """The policy name of the agents under test in an experiment's tables."""
+
+
+def experiments(cfg: Config) -> dict[str, ExperimentConfig]:
+    """Every experiment the workflow runs: each plain one by its name, each setting of a sweep
+    as ``<name>/<value>`` (the sweep's key joins its overrides)."""
+    out = {}
+    for name, exp in cfg.experiments.items():
+        if not exp.sweep:
+            out[name] = exp
+            continue
+        ((key, values),) = exp.sweep.items()
+        for value in values:
+            out[f"{name}/{setting_label(value)}"] = dataclasses.replace(
+                exp,
+                sweep={},
+                overrides={**exp.overrides, key: value},
+                description=f"{exp.description} {key} = {value}.",
+            )
+    return out
+
+
+def experiment(cfg: Config, name: str) -> ExperimentConfig:
+    """One experiment (or a sweep's setting, ``<name>/<value>``) by name."""
+    return experiments(cfg)[name]
+
+
+def sweep_settings(cfg: Config) -> dict[str, list[str]]:
+    """Each sweep's settings, ``{name: [name/value, ...]}``, in the order of its values."""
+    return {
+        name: [f"{name}/{setting_label(v)}" for v in next(iter(exp.sweep.values()))]
+        for name, exp in cfg.experiments.items()
+        if exp.sweep
+    }
+
+
+def has_transfer(exp: ExperimentConfig) -> bool:
+    """Whether the agents under test differ from the reference: they learnt in the main
+    workflow, on another pool or on another distribution."""
+    return exp.train_in == "main" or bool(exp.train_models) or exp.train_distribution is not None
+
+
+def experiment_policies(cfg: Config, name: str) -> list[str]:
+    """The policies an experiment evaluates: the agents under test, the reference, the baselines."""
+    exp = experiment(cfg, name)
+    agents = ([TRANSFER] if has_transfer(exp) else []) + (["pacml"] if exp.reference else [])
+    return [*agents, *exp.baselines]
+
+
+def needs_planners(cfg: Config, name: str, pool: str) -> bool:
+    """Whether a pool's selection must tune the planners' base policy: a planner is among the
+    test pool's baselines, or agents trained on the pool imitate the planner."""
+    exp = experiment(cfg, name)
+    if pool == "test" and any(p.startswith("rollout") for p in exp.baselines):
+        return True
+    trains_here = pool == "train" or exp.reference
+    return trains_here and pool_config(cfg, name, pool).imitation.iterations > 0
 
 
 def model_specs(cfg: Config, exp: ExperimentConfig, pool: str) -> tuple[str, ...]:
@@ -47,12 +104,13 @@ def graph_name(spec: str) -> str:
 def pool_config(cfg: Config, name: str, pool: str, source: str = "config.yaml") -> Config:
     """The config of experiment ``name``'s jobs on ``pool``: the workflow's (its scale applied),
     the experiment's overrides, and ``graphs.models`` set to the pool's graph names."""
-    exp = cfg.experiments[name]
+    exp = experiment(cfg, name)
     data = dataclasses.asdict(cfg)
     data.pop("extra")
     data["experiments"] = {}
     data["workflow"]["scale"] = "default"  # applied already: the overrides must win over it
-    where = f"experiments.{name}.overrides"
+    parent, _, setting = name.partition("/")
+    where = f"experiments.{parent}.sweep ({setting})" if setting else f"experiments.{name}.overrides"
     for dotted, value in exp.overrides.items():
         keys = str(dotted).split(".")
         node = data
@@ -82,7 +140,7 @@ def check_experiments(cfg: Config, source: str = "config.yaml") -> dict[tuple[st
     (experiment, pool). The models themselves are checked by `pool_inputs` when an experiment
     is asked for."""
     configs = {}
-    for name, exp in cfg.experiments.items():
+    for name, exp in experiments(cfg).items():
         for pool, field_name in (("train", "train_models"), ("test", "test_models")):
             specs = model_specs(cfg, exp, pool)
             if len({graph_name(s) for s in specs}) != len(specs):
@@ -94,13 +152,13 @@ def check_experiments(cfg: Config, source: str = "config.yaml") -> dict[tuple[st
 
 
 def pool_inputs(cfg: Config, name: str, pool: str, source: str = "config.yaml") -> list[str]:
-    """The files a pool's graphs are read from (its ``pipedream:`` models' profiles), for the
-    workflow to require, after checking that every other model has a built-in profile; a
+    """The files a pool's jobs read (its ``pipedream:`` models' profiles, its arrival trace), for
+    the workflow to require, after checking that every other model has a built-in profile; a
     ConfigError names the key of a model that is neither."""
     from pacml.graphs.models import is_known_model
     from pacml.graphs.pipedream import pipedream_file
 
-    exp = cfg.experiments[name]
+    exp = experiment(cfg, name)
     field_name = "train_models" if pool == "train" or not exp.test_models else "test_models"
     files = []
     for i, spec in enumerate(model_specs(cfg, exp, pool)):
@@ -110,7 +168,8 @@ def pool_inputs(cfg: Config, name: str, pool: str, source: str = "config.yaml") 
             files.append(str(path or Path(cfg.graphs.pipedream_dir) / f"{graph_name(spec)}.txt"))
         elif not is_known_model(spec):
             raise ConfigError(key, spec, "no built-in profile of that name (or pipedream:NAME for a file)", source)
-    return files
+    trace = pool_config(cfg, name, pool, source).trace.path
+    return files + ([trace] if trace is not None else [])
 
 
 def build_pool_graphs(cfg: Config, name: str, pool: str, out_dir: str | Path) -> list[Path]:
@@ -119,7 +178,7 @@ def build_pool_graphs(cfg: Config, name: str, pool: str, out_dir: str | Path) ->
     from pacml.graphs.pipedream import pipedream_file, read_pipedream
     from pacml.graphs.profiler import profile_model
 
-    exp = cfg.experiments[name]
+    exp = experiment(cfg, name)
     steps = pool_config(cfg, name, pool).workload.num_training_steps
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -147,7 +206,7 @@ def reuses_main(cfg: Config, name: str, what: str = "agents") -> bool:
     choices (what selection reads). Only the test distributions count: a job reads its own."""
     from pacml.config import SELECTION_KEYS, section_hash, training_keys
 
-    exp = cfg.experiments[name]
+    exp = experiment(cfg, name)
     test = pool_config(cfg, name, "test")
     if model_specs(cfg, exp, "test") != model_specs(cfg, ExperimentConfig(), "train"):
         return False
@@ -198,9 +257,52 @@ def summarise_experiment(name: str, eval_files, cfg: Config, out_csv, out_md, pn
     summary.insert(0, "experiment", name)
     Path(out_csv).parent.mkdir(parents=True, exist_ok=True)
     summary.to_csv(out_csv, index=False)
-    Path(out_md).write_text(blocking_table(summary, cfg.experiments[name], name))
+    Path(out_md).write_text(blocking_table(summary, experiment(cfg, name), name))
     experiment_bars(tidy, name, png, pdf)
     return summary
+
+
+def summarise_sweep(name: str, setting_csvs, cfg: Config, out_csv, out_md, png, pdf) -> pd.DataFrame:  # noqa: F821
+    """The ``experiment_sweep`` rule: the settings' summaries in one tidy table (experiment,
+    setting, dist, policy, metric, mean, ci95, n), a Markdown table of blocking rates with a
+    column per setting, and the figure across settings."""
+    import pandas as pd
+
+    from pacml.plotting import sweep_lines
+
+    exp = cfg.experiments[name]
+    ((key, values),) = exp.sweep.items()
+    frames = []
+    for value, path in zip(values, setting_csvs, strict=True):
+        frame = pd.read_csv(path)
+        frame["experiment"] = name
+        frame.insert(1, "setting", setting_label(value))
+        frames.append(frame)
+    summary = pd.concat(frames, ignore_index=True)
+    Path(out_csv).parent.mkdir(parents=True, exist_ok=True)
+    summary.to_csv(out_csv, index=False)
+    Path(out_md).write_text(sweep_table(summary, exp, name, key))
+    sweep_lines(summary, name, key, png, pdf)
+    return summary
+
+
+def sweep_table(summary, exp: ExperimentConfig, name: str, key: str) -> str:
+    """Blocking rate (mean ± 95 % CI) per policy and setting, a table a test distribution,
+    and each setting's best policy."""
+    rates = summary[summary["metric"] == "blocking_rate"]
+    settings = list(dict.fromkeys(rates["setting"]))
+    lines = [f"### {name}", "", exp.description, ""]
+    for dist in dict.fromkeys(rates["dist"]):
+        sub = rates[rates["dist"] == dist]
+        cell = {(r.setting, r.policy): r for r in sub.itertuples()}
+        lines += [f"{dist}, blocking rate by `{key}`:", "", "| policy | " + " | ".join(settings) + " |"]
+        lines.append("|---" * (len(settings) + 1) + "|")
+        for policy in policy_order(set(sub["policy"])):
+            row = [_cell(cell.get((s, policy))) for s in settings]
+            lines.append(f"| {POLICY_TEXT.get(policy, policy)} | " + " | ".join(row) + " |")
+        best = [min((r for (s2, _), r in cell.items() if s2 == s), key=lambda r: r.mean) for s in settings]
+        lines += ["", "Best: " + "; ".join(f"{s}: {b.policy} ({b.mean:.3f})" for s, b in zip(settings, best)), ""]
+    return "\n".join(lines)
 
 
 def policy_order(policies) -> list[str]:

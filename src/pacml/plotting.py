@@ -156,6 +156,32 @@ def experiment_bars(tidy: pd.DataFrame, title: str, png: str, pdf: str) -> None:
     _save(fig, png, pdf)
 
 
+def sweep_lines(summary: pd.DataFrame, title: str, key: str, png: str, pdf: str) -> None:
+    """A sweep's blocking rate per setting (x, in the sweep's order) and policy, one panel a
+    test distribution; bands: 95 % CI over the agents' training seeds x test seeds."""
+    plt, _ = _setup()
+    sub = summary[summary["metric"] == "blocking_rate"]
+    settings = list(dict.fromkeys(sub["setting"]))
+    dists = list(dict.fromkeys(sub["dist"]))
+    fig, axes = plt.subplots(1, len(dists), figsize=(1.0 + 3.2 * len(dists), 3.2), squeeze=False, sharey=True)
+    colours = _hue(sub["policy"].map(_label))["palette"]
+    for ax, dist in zip(axes[0], dists):
+        for policy, rows in sub[sub["dist"] == dist].groupby("policy", sort=False):
+            rows = rows.set_index("setting").reindex(settings)
+            x = range(len(settings))
+            label = _label(policy)
+            ax.plot(x, rows["mean"], marker="o", ms=3, lw=1.2, label=label, color=colours[label])
+            ax.fill_between(
+                x, rows["mean"] - rows["ci95"], rows["mean"] + rows["ci95"], alpha=0.15, color=colours[label]
+            )
+        ax.set_xticks(range(len(settings)), settings, rotation=30, fontsize=7)
+        ax.set(xlabel=key, title=dist)
+    axes[0][0].set_ylabel("Blocking rate")
+    axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.suptitle(title)
+    _save(fig, png, pdf)
+
+
 def completed_jobs(jobs: pd.DataFrame, png: str, pdf: str) -> None:
     plt, sns = _setup()
     jobs = jobs.assign(job_gb=jobs["job_bytes"] / 1e9)

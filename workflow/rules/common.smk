@@ -1,7 +1,11 @@
 # Validation, names and paths shared by every rule.
+import re
+
 from pacml.config import (GRAPH_KEYS, SELECTION_KEYS, config_from_dict, evaluation_keys,
                           normalise_cli_values, section_hash, training_keys)
-from pacml.experiments import TRANSFER, check_experiments, model_specs, pool_inputs, reuses_main, train_distribution
+from pacml.experiments import (TRANSFER, check_experiments, experiment, experiment_policies, experiments,
+                               model_specs, needs_planners, pool_inputs, reuses_main, sweep_settings,
+                               train_distribution)
 from pacml.workflow import check_workflow_inputs
 from snakemake.utils import validate
 
@@ -66,14 +70,17 @@ def teacher_input(wildcards):
 # Named generalisation experiments (workflow/rules/experiments.smk; pacml.experiments)
 
 EXPERIMENT_CFG = check_experiments(CFG)  # {(experiment, pool): its jobs' config}
-EXPERIMENTS = list(CFG.experiments)
+EXPERIMENTS = list(experiments(CFG))  # a sweep's settings as <name>/<value>
+SWEEPS = sweep_settings(CFG)  # {sweep: its settings}
+TABLED = list(CFG.experiments)  # one table each in the combined file: a sweep's spans its settings
 # the test pool's jobs that are the main workflow's, decided once per experiment
 REUSES_MAIN = {(e, what): reuses_main(CFG, e, what) for e in EXPERIMENTS for what in ("agents", "selection")}
-EXPERIMENT_FIGURES = expand("results/experiments/{exp}/figure.{ext}", exp=EXPERIMENTS, ext=["png", "pdf"])
+EXPERIMENT_FIGURES = expand("results/experiments/{exp}/figure.{ext}", exp=EXPERIMENTS + list(SWEEPS), ext=["png", "pdf"])
 
 
 wildcard_constraints:
-    exp="|".join(EXPERIMENTS) or "no-experiment",
+    exp="|".join(re.escape(e) for e in EXPERIMENTS) or "no-experiment",
+    sweep="|".join(re.escape(s) for s in SWEEPS) or "no-sweep",
     pool="train|test",
     xdist=r"[A-Za-z0-9][A-Za-z0-9_-]*",
     xpolicy=r"[A-Za-z0-9][A-Za-z0-9_-]*",
@@ -84,15 +91,14 @@ def _cfg(w):
     return EXPERIMENT_CFG[(w.exp, w.pool)]
 
 
-def experiment_policies(exp):
-    return [TRANSFER, "pacml", *CFG.experiments[exp].baselines]
-
-
 def experiment_checkpoint(w):
     """The agents under test learnt on the training pool; the reference, on the test pool
     (the main workflow's agents where nothing they read differs)."""
     if w.xpolicy == TRANSFER:
-        trained_on = train_distribution(CFG.experiments[w.exp], w.xdist)
+        exp = experiment(CFG, w.exp)
+        trained_on = train_distribution(exp, w.xdist)
+        if exp.train_in == "main":
+            return f"results/{trained_on}/train/seed{w.seed}/best.pt"
         return f"results/experiments/{w.exp}/train/{trained_on}/train/seed{w.seed}/best.pt"
     if w.xpolicy == "pacml":
         if REUSES_MAIN[(w.exp, "agents")]:

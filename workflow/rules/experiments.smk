@@ -13,7 +13,7 @@ rule experiment_graphs:
     output:
         directory("results/experiments/{exp}/{pool}/graphs"),
     params:
-        models=lambda w: list(model_specs(CFG, CFG.experiments[w.exp], w.pool)),
+        models=lambda w: list(model_specs(CFG, experiment(CFG, w.exp), w.pool)),
         config_hash=lambda w: section_hash(_cfg(w), *GRAPH_KEYS),
     log:
         "results/logs/experiments/{exp}/graphs_{pool}.log",
@@ -35,6 +35,7 @@ rule experiment_select:
         "results/experiments/{exp}/{pool}/{xdist}/selection.json",
     params:
         config_hash=lambda w: section_hash(_cfg(w), *SELECTION_KEYS),
+        planners=lambda w: needs_planners(CFG, w.exp, w.pool),  # False: best_fixed's degree alone
     log:
         "results/logs/experiments/{exp}/select_{pool}_{xdist}.log",
     benchmark:
@@ -106,8 +107,8 @@ rule experiment_summary:
         evals=lambda w: expand(
             "results/experiments/{exp}/test/{xdist}/eval/{xpolicy}_seed{seed}.json",
             exp=w.exp,
-            xdist=CFG.experiments[w.exp].distributions,
-            xpolicy=experiment_policies(w.exp),
+            xdist=experiment(CFG, w.exp).distributions,
+            xpolicy=experiment_policies(CFG, w.exp),
             seed=SEEDS,
         ),
     output:
@@ -118,7 +119,7 @@ rule experiment_summary:
                    subcategory="{exp}"),
         pdf="results/experiments/{exp}/figure.pdf",
     params:
-        description=lambda w: CFG.experiments[w.exp].description,
+        description=lambda w: experiment(CFG, w.exp).description,
     log:
         "results/logs/experiments/{exp}/summary.log",
     threads: 1
@@ -130,11 +131,34 @@ rule experiment_summary:
         "../scripts/experiment_summary.py"
 
 
+rule experiment_sweep:
+    message:
+        "Sweep {wildcards.sweep}: its settings in one table and figure"
+    input:
+        lambda w: expand("results/experiments/{exp}/summary.csv", exp=SWEEPS[w.sweep]),
+    output:
+        csv=report("results/experiments/{sweep}/summary.csv", caption="../report/sweep.rst", category="Experiments",
+                   subcategory="{sweep}"),
+        md="results/experiments/{sweep}/summary.md",
+        png=report("results/experiments/{sweep}/figure.png", caption="../report/sweep.rst", category="Experiments",
+                   subcategory="{sweep}"),
+        pdf="results/experiments/{sweep}/figure.pdf",
+    log:
+        "results/logs/experiments/{sweep}/sweep.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/experiment_sweep.py"
+
+
 rule experiments_table:
     message:
         "The experiments' tables in one file"
     input:
-        expand("results/experiments/{exp}/summary.md", exp=EXPERIMENTS),
+        expand("results/experiments/{exp}/summary.md", exp=TABLED),
     output:
         "results/experiments/summary.md",
     log:
@@ -152,8 +176,8 @@ rule experiments_report:
     message:
         "Writing the experiments' Snakemake HTML report"
     input:
-        expand("results/experiments/{exp}/summary.csv", exp=EXPERIMENTS),
-        expand("results/experiments/{exp}/figure.png", exp=EXPERIMENTS),
+        expand("results/experiments/{exp}/summary.csv", exp=EXPERIMENTS + list(SWEEPS)),
+        expand("results/experiments/{exp}/figure.png", exp=EXPERIMENTS + list(SWEEPS)),
     output:
         "results/experiments/report.html",
     params:
@@ -174,5 +198,5 @@ rule experiments:
     input:
         "results/experiments/summary.md",
         "results/experiments/report.html",
-        expand("results/experiments/{exp}/summary.csv", exp=EXPERIMENTS),
+        expand("results/experiments/{exp}/summary.csv", exp=EXPERIMENTS + list(SWEEPS)),
         EXPERIMENT_FIGURES,

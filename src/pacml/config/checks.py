@@ -196,6 +196,36 @@ def _check_experiments(cfg: Config, source: str) -> None:
             )
         for i, policy in enumerate(exp.baselines):
             _check_policy_name(policy, cfg.cluster.max_degree, f"{key}.baselines[{i}]", source)
+        if len(exp.sweep) > 1:
+            raise ConfigError(f"{key}.sweep", list(exp.sweep), "sweep one key at a time", source)
+        for swept, values in exp.sweep.items():
+            labels = [setting_label(v) for v in values]
+            if not values or len(set(labels)) != len(labels):
+                raise ConfigError(f"{key}.sweep.{swept}", list(values), "give distinct values, at least one", source)
+            if swept in exp.overrides:
+                raise ConfigError(f"{key}.sweep.{swept}", list(values), "the key is in the overrides too", source)
+        if exp.train_in == "main":
+            needed = [exp.train_distribution] if exp.train_distribution else list(exp.distributions)
+            if any(d not in cfg.workflow.distributions for d in needed) or exp.train_models:
+                raise ConfigError(
+                    f"{key}.train_in",
+                    exp.train_in,
+                    "the main workflow's agents learnt on its own pool and distributions "
+                    f"({list(cfg.workflow.distributions)}); drop train_models or test only those",
+                    source,
+                )
+        if not exp.reference and not (exp.train_in == "main" or exp.train_models or exp.train_distribution):
+            raise ConfigError(
+                f"{key}.reference", False, "without reference agents the experiment has no PAC-ML", source
+            )
+
+
+def setting_label(value: object) -> str:
+    """The folder name of a sweep's setting: the value as YAML writes it, path-safe."""
+    import re
+
+    text = str(value).lower() if isinstance(value, bool) or value is None else str(value)
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", text)
 
 
 def _check_policy_name(name: str, max_degree: int, key: str, source: str, known: tuple[str, ...] | None = None) -> None:

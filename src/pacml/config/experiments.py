@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 
 @dataclass(frozen=True)
 class ExperimentConfig:
-    """A generalisation experiment: PAC-ML agents trained on one job pool (and β
-    distribution) are evaluated on a test pool, next to agents trained on that pool and
-    distribution and the baselines there (best_fixed and the planners chosen on the test
-    pool's own validation seeds). Outputs go to ``results/experiments/<name>/``."""
+    """A named experiment: every policy evaluated in a setting of its own (``overrides``, a
+    test pool), beside PAC-ML agents trained there and, where they learnt elsewhere (another
+    pool, distribution or the main workflow's setting), the agents under test. Baselines
+    that choose (best_fixed, the planners) choose on the setting's own validation seeds.
+    Outputs go to ``results/experiments/<name>/``; a ``sweep`` makes one setting per value,
+    ``results/experiments/<name>/<value>/``, and a table and figure across them."""
 
     description: str = ""
     """One sentence for the report, the tables and the README."""
@@ -31,3 +33,15 @@ class ExperimentConfig:
     overrides: dict[str, Any] = field(default_factory=dict)
     """Dotted config keys applied to everything in this experiment, e.g. ``agent.feature_scales:
     fixed``; agents whose config and pool equal the main workflow's are reused from it."""
+    sweep: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    """One dotted key and its values, e.g. ``{cluster.placement: [ddls, compact]}``: each value
+    is a setting (the overrides plus that key), run and summarised like an experiment of its
+    own, ``<name>/<value>``; ``results/experiments/<name>/summary.csv`` holds them all."""
+    train_in: Literal["experiment", "main"] = "experiment"
+    """Where the agents under test learn: ``experiment``, on the training pool with the
+    overrides (they are the reference itself unless train_models or train_distribution
+    differ from the test's); ``main``, the main workflow's agents as they are (the paper's
+    setting), evaluated in the experiment's."""
+    reference: bool = True
+    """Also train agents in the experiment's own setting (the ``pacml`` rows); false saves
+    their training where only the agents under test and the baselines are asked about."""
