@@ -135,3 +135,26 @@ def test_each_job_hashes_the_keys_it_reads():
     no_teacher = load_config(overrides=["imitation.iterations=0"])
     other = load_config(overrides=["imitation.iterations=0", "planning.num_futures=3"])
     assert section_hash(no_teacher, *training_keys(no_teacher)) == section_hash(other, *training_keys(other))
+
+
+def test_command_line_text_becomes_a_number_only_where_the_key_takes_one():
+    """Snakemake's --config leaves nested values as text; a trace filter's "6214e9" is an id."""
+    from pacml.config import config_from_dict, normalise_cli_values
+
+    data = {
+        "cluster": {"max_degree": "8", "placement": "compact"},
+        "trace": {"filter": {"cluster": "6214e9"}, "path": "null", "submit_column": "123"},
+        "experiments": {
+            "e": {
+                "overrides": {"trace.filter": {"cluster": "6214e9"}, "workload.horizon_s": "1e4"},
+                "sweep": {"workload.offered_load": ["0.5", "2"]},
+            }
+        },
+    }
+    out = normalise_cli_values(data)
+    assert out["cluster"] == {"max_degree": 8, "placement": "compact"}
+    assert out["trace"] == {"filter": {"cluster": "6214e9"}, "path": None, "submit_column": "123"}
+    assert out["experiments"]["e"]["overrides"] == {"trace.filter": {"cluster": "6214e9"}, "workload.horizon_s": 1e4}
+    assert out["experiments"]["e"]["sweep"] == {"workload.offered_load": [0.5, 2]}
+    cfg = config_from_dict(out, "cli")
+    assert cfg.trace.filter == {"cluster": "6214e9"} and cfg.cluster.max_degree == 8

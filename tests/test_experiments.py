@@ -147,6 +147,23 @@ def test_agents_from_the_main_workflow_are_the_agents_under_test():
     assert experiment_policies(both, "e") == ["pacml_transfer", "pacml", "para_max", "best_fixed"]
 
 
+@pytest.mark.parametrize(
+    ("text", "base"),
+    [
+        ("{train_in: main, reference: false}", "best_fixed"),  # nothing plans: no tuning of the base
+        ("{train_in: main, reference: false, baselines: [rollout]}", "tuned"),  # a planner is evaluated
+        ("{train_in: main}", "tuned"),  # the reference agents imitate the planner
+    ],
+)
+def test_the_planners_base_is_tuned_only_where_something_plans(text, base):
+    cfg = _experiment(text, "planning.base_policy=tuned", "imitation.iterations=2")
+    assert pool_config(cfg, "e", "test").planning.base_policy == base
+    no_imitation = _experiment(text, "planning.base_policy=tuned", "imitation.iterations=0")
+    assert pool_config(no_imitation, "e", "test").planning.base_policy == (
+        "tuned" if "rollout" in text else "best_fixed"
+    )
+
+
 def test_a_model_with_no_profile_is_named_by_its_key(tmp_path):
     cfg = _experiment("{train_models: [alexnet, nosuchnet]}")
     with pytest.raises(ConfigError, match=r"experiments.e.train_models\[1\]"):

@@ -200,15 +200,6 @@ def test_select_tunes_the_planners_base_on_validation_seeds():
     best = min(report["rollout_blocking_rate_by_base"].values())
     assert report["rollout_blocking_rate_by_base"][chosen.rollout_base] == best
     assert by_degree[str(chosen.fixed_degree)] == min(by_degree.values())
-    # without planners (an experiment with none) the base is left unchosen, and a planner says so
-    alone, report_alone = select(m, "beta_a", [7], planners=False)
-    assert (
-        alone == dataclasses.replace(chosen, rollout_base=None) and "rollout_blocking_rate_by_base" not in report_alone
-    )
-    ctx = PolicyContext(m, "beta_a", selection=alone)
-    with pytest.raises(ConfigError, match=r"planning\.base_policy.*chose no base policy"):
-        make_policy("rollout", context=ctx)
-    assert make_policy("best_fixed", context=ctx).k == chosen.fixed_degree
 
 
 def test_base_rules_by_hand_on_eight_workers():

@@ -33,6 +33,16 @@ TRANSFER = "pacml_transfer"
 """The policy name of the agents under test in an experiment's tables."""
 
 
+def plans_on(exp: ExperimentConfig, pool: str, imitation_iterations: int) -> bool:
+    """Whether anything on the pool plans: a planner among the test pool's baselines, or agents
+    trained on the pool that imitate the planner. Where nothing does, the pool's selection
+    takes best_fixed's degree as the planners' base instead of tuning it (rollouts)."""
+    if pool == "test" and any(p.startswith("rollout") for p in exp.baselines):
+        return True
+    trains_here = pool == "train" or exp.reference
+    return trains_here and imitation_iterations > 0
+
+
 def experiments(cfg: Config) -> dict[str, ExperimentConfig]:
     """Every experiment the workflow runs: each plain one by its name, each setting of a sweep
     as ``<name>/<value>`` (the sweep's key joins its overrides)."""
@@ -79,16 +89,6 @@ def experiment_policies(cfg: Config, name: str) -> list[str]:
     return [*agents, *exp.baselines]
 
 
-def needs_planners(cfg: Config, name: str, pool: str) -> bool:
-    """Whether a pool's selection must tune the planners' base policy: a planner is among the
-    test pool's baselines, or agents trained on the pool imitate the planner."""
-    exp = experiment(cfg, name)
-    if pool == "test" and any(p.startswith("rollout") for p in exp.baselines):
-        return True
-    trains_here = pool == "train" or exp.reference
-    return trains_here and pool_config(cfg, name, pool).imitation.iterations > 0
-
-
 def model_specs(cfg: Config, exp: ExperimentConfig, pool: str) -> tuple[str, ...]:
     """The pool's model names as the experiment gives them (``pipedream:NAME`` or built-in);
     an empty ``train_models`` is the workflow's pool, an empty ``test_models`` the training pool."""
@@ -123,6 +123,8 @@ def pool_config(cfg: Config, name: str, pool: str, source: str = "config.yaml") 
             raise ConfigError(f"{where}.{dotted}", value, "no such config key", source)
         node[keys[-1]] = value
     data["graphs"]["models"] = [graph_name(s) for s in model_specs(cfg, exp, pool)]
+    if not plans_on(exp, pool, data["imitation"]["iterations"]) and data["planning"]["base_policy"] == "tuned":
+        data["planning"]["base_policy"] = "best_fixed"  # nothing plans here: no tuning of the planners' base
     data["figures"]["load_sweep_dist"] = None  # the experiments draw no load sweep
     data["workflow"]["distributions"] = list(
         dict.fromkeys([*exp.distributions, *([exp.train_distribution] if exp.train_distribution else [])])
@@ -301,7 +303,8 @@ def sweep_table(summary, exp: ExperimentConfig, name: str, key: str) -> str:
             row = [_cell(cell.get((s, policy))) for s in settings]
             lines.append(f"| {POLICY_TEXT.get(policy, policy)} | " + " | ".join(row) + " |")
         best = [min((r for (s2, _), r in cell.items() if s2 == s), key=lambda r: r.mean) for s in settings]
-        lines += ["", "Best: " + "; ".join(f"{s}: {b.policy} ({b.mean:.3f})" for s, b in zip(settings, best)), ""]
+        lines += ["", "Lowest: " + "; ".join(f"{s}: {b.policy} ({b.mean:.3f})" for s, b in zip(settings, best))]
+        lines += [*agent_lines(cell, settings, set(sub["policy"])), ""]
     return "\n".join(lines)
 
 
@@ -321,20 +324,32 @@ def blocking_table(summary, exp: ExperimentConfig, name: str) -> str:
     for policy in policy_order(set(rates["policy"])):
         row = [_cell(cell.get((d, policy))) for d in dists]
         lines.append(f"| {POLICY_TEXT.get(policy, policy)} | " + " | ".join(row) + " |")
-    if TRANSFER in set(rates["policy"]):
-        lines.append("")
-        for d in dists:
-            t = cell.get((d, TRANSFER))
-            ref = cell.get((d, "pacml"))
-            base = [cell[(d, p)] for p in set(rates["policy"]) - {TRANSFER, "pacml"} if (d, p) in cell]
-            if t is None or ref is None or not base:
-                continue
-            best = min(base, key=lambda r: r.mean)
-            lines.append(
-                f"- {d}: agents under test {t.mean:.3f}, {t.mean - ref.mean:+.3f} against agents trained here "
-                f"({ref.mean:.3f}), {t.mean - best.mean:+.3f} against the best baseline ({best.policy}, {best.mean:.3f})"
-            )
-    return "\n".join(lines) + "\n"
+    lines += ["", *agent_lines(cell, dists, set(rates["policy"]))]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def agent_lines(cell: dict, columns, policies) -> list[str]:
+    """One line a column (distribution or setting): the agents under test (else the reference)
+    against the reference, Para_max and the best baseline there."""
+    agent = TRANSFER if TRANSFER in policies else "pacml" if "pacml" in policies else None
+    if agent is None:
+        return []
+    out = []
+    for c in columns:
+        a = cell.get((c, agent))
+        base = [cell[(c, p)] for p in sorted(policies - {TRANSFER, "pacml"}) if (c, p) in cell]
+        if a is None or not base:
+            continue
+        best = min(base, key=lambda r: r.mean)
+        parts = [f"- {c}: {'agents under test' if agent == TRANSFER else 'PAC-ML'} {a.mean:.3f}"]
+        ref = cell.get((c, "pacml")) if agent == TRANSFER else None
+        if ref is not None:
+            parts.append(f"{a.mean - ref.mean:+.3f} against agents trained here ({ref.mean:.3f})")
+        if (c, "para_max") in cell:
+            parts.append(f"{a.mean - cell[(c, 'para_max')].mean:+.3f} against para_max")
+        parts.append(f"{a.mean - best.mean:+.3f} against the best baseline ({best.policy}, {best.mean:.3f})")
+        out.append(", ".join(parts))
+    return out
 
 
 POLICY_TEXT = {TRANSFER: "PAC-ML, agents under test", "pacml": "PAC-ML trained here (reference)"}
@@ -349,3 +364,37 @@ def _cell(r) -> str:
 def join_tables(tables, out) -> None:
     """The ``experiments_table`` rule: every experiment's Markdown table in one file."""
     Path(out).write_text("\n".join(Path(t).read_text() for t in tables))
+
+
+README_BEGIN = "<!-- experiments: generated by tools/sync_readme.py from results/published/experiments; do not edit -->"
+README_END = "<!-- experiments: end -->"
+
+
+def readme_block(published: str | Path, names, link_prefix: str = "results/published/experiments") -> str:
+    """The README's experiments block: each published experiment's own ``summary.md`` (table and
+    lines generated from its ``summary.csv``), in ``names``' order, with its figure linked;
+    names not published yet are listed as such."""
+    published = Path(published)
+    parts, missing = [README_BEGIN, ""], []
+    for name in names:
+        table = published / name / "summary.md"
+        if not table.is_file():
+            missing.append(name)
+            continue
+        parts += [table.read_text().rstrip("\n"), "", f"![{name}]({link_prefix}/{name}/figure.png)", ""]
+    if missing:
+        parts += [f"Not run at the default scale yet: {', '.join(missing)}.", ""]
+    parts.append(README_END)
+    return "\n".join(parts)
+
+
+def sync_readme(readme: str | Path, published: str | Path, names, write: bool = True) -> bool:
+    """Replace the README's experiments block with `readme_block`; True if it was current."""
+    readme = Path(readme)
+    text = readme.read_text()
+    start, end = text.index(README_BEGIN), text.index(README_END) + len(README_END)
+    block = readme_block(published, names)
+    current = text[start:end] == block
+    if write and not current:
+        readme.write_text(text[:start] + block + text[end:])
+    return current

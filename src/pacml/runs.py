@@ -61,8 +61,7 @@ def read_selection(path: str | Path | None) -> Selection | None:
     if path is None:
         return None
     data = json.loads(Path(path).read_text())
-    base = data["rollout_base"]
-    return Selection(int(data["fixed_degree"]), None if base is None else str(base))
+    return Selection(int(data["fixed_degree"]), str(data["rollout_base"]))
 
 
 def evaluate(
@@ -157,14 +156,13 @@ def simulate(
     return row
 
 
-def select_on_validation(graphs_dir, cfg: Config, dist: str, out_json: str | Path, planners: bool = True) -> dict:
+def select_on_validation(graphs_dir, cfg: Config, dist: str, out_json: str | Path) -> dict:
     """The ``select`` rule: best_fixed's degree and the planners' base policy for ``dist``,
-    chosen on ``workflow.validation_seeds`` (never test seeds), with the rates behind them;
-    without ``planners`` (nothing reads their base) only best_fixed's degree."""
+    chosen on ``workflow.validation_seeds`` (never test seeds), with the rates behind them."""
     from pacml.policies.planning import select
 
     seeds = list(cfg.workflow.validation_seeds)
-    chosen, report = select(build_model(graphs_dir, cfg), dist, seeds, planners)
+    chosen, report = select(build_model(graphs_dir, cfg), dist, seeds)
     result = {
         "dist": dist,
         "fixed_degree": chosen.fixed_degree,

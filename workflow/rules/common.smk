@@ -4,8 +4,7 @@ import re
 from pacml.config import (GRAPH_KEYS, SELECTION_KEYS, config_from_dict, evaluation_keys,
                           normalise_cli_values, section_hash, training_keys)
 from pacml.experiments import (TRANSFER, check_experiments, experiment, experiment_policies, experiments,
-                               model_specs, needs_planners, pool_inputs, reuses_main, sweep_settings,
-                               train_distribution)
+                               model_specs, pool_inputs, reuses_main, sweep_settings, train_distribution)
 from pacml.workflow import check_workflow_inputs
 from snakemake.utils import validate
 

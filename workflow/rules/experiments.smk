@@ -35,7 +35,6 @@ rule experiment_select:
         "results/experiments/{exp}/{pool}/{xdist}/selection.json",
     params:
         config_hash=lambda w: section_hash(_cfg(w), *SELECTION_KEYS),
-        planners=lambda w: needs_planners(CFG, w.exp, w.pool),  # False: best_fixed's degree alone
     log:
         "results/logs/experiments/{exp}/select_{pool}_{xdist}.log",
     benchmark:

@@ -169,23 +169,83 @@ def _parse_override(text: str) -> tuple[list[str], Any]:
 
 def normalise_cli_values(data: Any) -> Any:
     """Snakemake's ``--config key='{a: 1}'`` leaves nested values as text ('1'): turn text
-    that YAML reads as a number, boolean or null back into that value, recursively."""
+    that YAML reads as a number, boolean or null back into that value, recursively, except
+    where the config's type is text (a trace filter's ``"6214e9"`` stays a string). Values of
+    an experiment's dotted ``overrides`` and ``sweep`` take the type of the key they set."""
     check_plain_tree(data, "config.yaml")  # before any recursion: an alias bomb expands here
-    return _normalise(data)
+    return _normalise(data, Config)
 
 
-def _normalise(data: Any) -> Any:
+def type_at(dotted: str, tp: Any = None) -> Any:
+    """The annotation of the config key ``dotted`` (e.g. ``trace.filter``: dict[str, str]);
+    Any where the tree does not say."""
+    tp = Config if tp is None else tp
+    for part in dotted.split("."):
+        tp = _strip_optional(tp)
+        if dataclasses.is_dataclass(tp):
+            tp = typing.get_type_hints(tp).get(part, Any)
+        elif typing.get_origin(tp) is dict:
+            tp = typing.get_args(tp)[1]
+        else:
+            return Any
+    return tp
+
+
+def _strip_optional(tp: Any) -> Any:
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return tp
+
+
+def _allows_none(tp: Any) -> bool:
+    return typing.get_origin(tp) in (typing.Union, types.UnionType) and type(None) in typing.get_args(tp)
+
+
+def _is_text(tp: Any) -> bool:
+    """Whether the annotation takes text (a str, a choice of strings, or a union with str)."""
+    if tp is str:
+        return True
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        return all(isinstance(a, str) for a in typing.get_args(tp))
+    if origin in (typing.Union, types.UnionType):
+        return any(_is_text(a) for a in typing.get_args(tp))
+    return False
+
+
+def _normalise(data: Any, tp: Any = Any) -> Any:
     import yaml
 
+    from pacml.config.experiments import ExperimentConfig
+
+    bare = _strip_optional(tp)
     if isinstance(data, dict):
-        return {k: _normalise(v) for k, v in data.items()}
+        if bare is ExperimentConfig:
+            out = {}
+            for k, v in data.items():
+                if k == "overrides" and isinstance(v, dict):
+                    out[k] = {d: _normalise(x, type_at(str(d))) for d, x in v.items()}
+                elif k == "sweep" and isinstance(v, dict):
+                    out[k] = {d: _normalise(x, tuple[type_at(str(d)), ...]) for d, x in v.items()}
+                else:
+                    out[k] = _normalise(v, type_at(str(k), bare))
+            return out
+        if dataclasses.is_dataclass(bare):
+            return {k: _normalise(v, type_at(str(k), bare)) for k, v in data.items()}
+        value_tp = typing.get_args(bare)[1] if typing.get_origin(bare) is dict else Any
+        return {k: _normalise(v, value_tp) for k, v in data.items()}
     if isinstance(data, list):
-        return [_normalise(v) for v in data]
+        elem = typing.get_args(bare)[0] if typing.get_origin(bare) in (tuple, list) else Any
+        return [_normalise(v, elem) for v in data]
     if isinstance(data, str):
         try:
             value = yaml.safe_load(data)
         except yaml.YAMLError:
             return data
+        if _is_text(bare):  # text stays text; null stays null where the key may be null
+            return None if value is None and _allows_none(tp) else data
         if value is None or isinstance(value, (bool, int, float)):
             return value
         if isinstance(value, str):

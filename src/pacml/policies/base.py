@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from pacml.errors import ConfigError, UnknownNameError
+from pacml.errors import UnknownNameError
 
 if TYPE_CHECKING:
     from pacml.sim.engine import ClusterModel, Decision
@@ -38,9 +38,8 @@ class Selection:
 
     fixed_degree: int
     """best_fixed's degree."""
-    rollout_base: str | None
-    """The planners' base policy (a `pacml.sim.lookahead.base_rule` name, e.g. fixed-4); None
-    where no planner was asked for (an experiment without one skips tuning it)."""
+    rollout_base: str
+    """The planners' base policy (a `pacml.sim.lookahead.base_rule` name, e.g. fixed-4)."""
 
 
 @dataclass(frozen=True)
@@ -94,13 +93,6 @@ def make_policy(
         from pacml.policies.planning import Rollout
 
         cfg = context.model.cfg.planning
-        if chosen.rollout_base is None:
-            raise ConfigError(
-                "planning.base_policy",
-                cfg.base_policy,
-                f"{name}: the selection on the validation seeds chose no base policy (it was made "
-                "without planners); rerun the select job with the planner among the policies",
-            )
         return Rollout(context.model, context.dist, cfg, chosen.rollout_base, clairvoyant=name == "rollout_clairvoyant")
     if name == "pacml":
         if checkpoint is None:

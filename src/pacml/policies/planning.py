@@ -47,9 +47,9 @@ def best_fixed_degree(model: ClusterModel, dist: str, seeds) -> tuple[int, dict[
     return best, table
 
 
-def select(model: ClusterModel, dist: str, seeds, planners: bool = True) -> tuple[Selection, dict]:
+def select(model: ClusterModel, dist: str, seeds) -> tuple[Selection, dict]:
     """best_fixed's degree and the planners' base policy, chosen on ``seeds``; and the
-    blocking rates behind both choices. Without ``planners`` a tuned base is left unchosen (None)."""
+    blocking rates behind both choices."""
     from pacml.evaluation import run_episode
 
     degree, table = best_fixed_degree(model, dist, seeds)
@@ -57,8 +57,6 @@ def select(model: ClusterModel, dist: str, seeds, planners: bool = True) -> tupl
     base = model.cfg.planning.base_policy
     if base == "best_fixed":
         base = f"fixed-{degree}"
-    elif base == "tuned" and not planners:
-        base = None
     elif base == "tuned":
         by_base = {}
         for k in sorted(table, key=lambda k: (table[k], k))[:3]:

@@ -1,0 +1,23 @@
+"""Write the README's experiments block from results/published/experiments (each experiment's
+summary.md, as the workflow generated it from its summary.csv, and its figure).
+
+    python tools/sync_readme.py           # rewrite the block
+    python tools/sync_readme.py --check   # exit 1 if the README is not current
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+from pacml.config import load_config
+from pacml.experiments import sync_readme
+
+ROOT = Path(__file__).resolve().parents[1]
+
+ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+ap.add_argument("--check", action="store_true")
+args = ap.parse_args()
+names = list(load_config(ROOT / "config.yaml").experiments)
+current = sync_readme(ROOT / "README.md", ROOT / "results/published/experiments", names, write=not args.check)
+print("README.md experiments block:", "current" if current else ("stale" if args.check else "rewritten"))
+sys.exit(1 if args.check and not current else 0)
