@@ -114,6 +114,8 @@ def test_a_new_distribution_in_an_experiment_stays_in_the_experiment():
         ("{train_in: main, distributions: [beta_b]}", "experiments.e.train_in"),
         ("{train_in: elsewhere}", "experiments.e.train_in"),
         ("{reference: false}", "experiments.e.reference"),
+        ("{train_in: main, train_overrides: {trace.first_row: 5}}", "experiments.e.train_overrides"),
+        ("{train_overrides: {trace.nosuch: 5}}", "experiments.e.train_overrides.trace.nosuch"),
     ],
 )
 def test_a_bad_experiment_names_its_key(text, key):
@@ -145,6 +147,17 @@ def test_agents_from_the_main_workflow_are_the_agents_under_test():
     assert experiment_policies(cfg, "e") == ["pacml_transfer", "para_max"]
     both = _experiment("{train_in: main, overrides: {cluster.placement: compact}}")
     assert experiment_policies(both, "e") == ["pacml_transfer", "pacml", "para_max", "best_fixed"]
+
+
+def test_train_overrides_change_the_training_pool_alone():
+    cfg = _experiment(
+        "{overrides: {trace.path: t.csv, trace.first_row: 100}, train_overrides: {trace.first_row: 0, trace.last_row: 100},"
+        " reference: false}"
+    )
+    train, test = pool_config(cfg, "e", "train"), pool_config(cfg, "e", "test")
+    assert (train.trace.first_row, train.trace.last_row) == (0, 100)
+    assert (test.trace.first_row, test.trace.last_row) == (100, None) and train.trace.path == test.trace.path
+    assert experiment_policies(cfg, "e") == ["pacml_transfer", "para_max", "best_fixed"]
 
 
 @pytest.mark.parametrize(
@@ -294,3 +307,29 @@ def test_smoke_experiments_end_to_end(tmp_path):
     assert rows["jobs_arrived"].item() > 0
     jobs = pd.read_csv(res / "transfer" / "test" / "beta_a" / "eval" / "pacml_transfer_seed0_jobs.csv")
     assert set(jobs["model"]) <= {"toy", "squeezenet1_0"}
+
+
+def test_the_readme_holds_the_published_experiment_tables():
+    """The README's tables are the workflow's own summary.md files (tools/sync_readme.py)."""
+    from pacml.experiments import sync_readme
+
+    names = list(load_config(ROOT / "config.yaml").experiments)
+    assert sync_readme(ROOT / "README.md", ROOT / "results/published/experiments", names, write=False), (
+        "README.md's experiments block differs from results/published/experiments: run tools/sync_readme.py"
+    )
+
+
+def test_the_readme_block_is_each_published_table_with_its_figure(tmp_path):
+    from pacml.experiments import README_BEGIN, README_END, readme_block, sync_readme
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "summary.md").write_text("### a\n\n| policy | beta_a |\n")
+    block = readme_block(tmp_path, ["a", "b"])
+    assert block == "\n".join(
+        [README_BEGIN, "", "### a", "", "| policy | beta_a |", "", "![a](results/published/experiments/a/figure.png)", "",
+         "Not run at the default scale yet: b.", "", README_END]
+    )  # fmt: skip
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{README_BEGIN}\nold\n{README_END}\nrest\n")
+    assert not sync_readme(readme, tmp_path, ["a", "b"])
+    assert readme.read_text() == f"intro\n{block}\nrest\n" and sync_readme(readme, tmp_path, ["a", "b"])

@@ -78,8 +78,13 @@ def sweep_settings(cfg: Config) -> dict[str, list[str]]:
 
 def has_transfer(exp: ExperimentConfig) -> bool:
     """Whether the agents under test differ from the reference: they learnt in the main
-    workflow, on another pool or on another distribution."""
-    return exp.train_in == "main" or bool(exp.train_models) or exp.train_distribution is not None
+    workflow, on another pool or distribution, or with their own ``train_overrides``."""
+    return (
+        exp.train_in == "main"
+        or bool(exp.train_models)
+        or exp.train_distribution is not None
+        or bool(exp.train_overrides)
+    )
 
 
 def experiment_policies(cfg: Config, name: str) -> list[str]:
@@ -111,17 +116,10 @@ def pool_config(cfg: Config, name: str, pool: str, source: str = "config.yaml") 
     data["workflow"]["scale"] = "default"  # applied already: the overrides must win over it
     parent, _, setting = name.partition("/")
     where = f"experiments.{parent}.sweep ({setting})" if setting else f"experiments.{name}.overrides"
-    for dotted, value in exp.overrides.items():
-        keys = str(dotted).split(".")
-        node = data
-        for k in keys[:-1]:
-            node = node.get(k) if isinstance(node, dict) else None
-        new_distribution = keys[0] == "distributions" and len(keys) == 2
-        if not isinstance(node, dict) or keys[0] in ("experiments", "workflow", "tracking"):
-            raise ConfigError(f"{where}.{dotted}", value, "not a key an experiment can set", source)
-        if keys[-1] not in node and not new_distribution:
-            raise ConfigError(f"{where}.{dotted}", value, "no such config key", source)
-        node[keys[-1]] = value
+    _set_keys(data, exp.overrides, where, source)
+    if pool == "train" and exp.train_overrides:
+        where = f"experiments.{parent}.train_overrides"
+        _set_keys(data, exp.train_overrides, where, source)
     data["graphs"]["models"] = [graph_name(s) for s in model_specs(cfg, exp, pool)]
     if not plans_on(exp, pool, data["imitation"]["iterations"]) and data["planning"]["base_policy"] == "tuned":
         data["planning"]["base_policy"] = "best_fixed"  # nothing plans here: no tuning of the planners' base
@@ -133,6 +131,20 @@ def pool_config(cfg: Config, name: str, pool: str, source: str = "config.yaml") 
         return config_from_dict(data, f"{source} ({where})")
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc.key}", exc.value, exc.problem, source) from None
+
+
+def _set_keys(data: dict, overrides: dict, where: str, source: str) -> None:
+    for dotted, value in overrides.items():
+        keys = str(dotted).split(".")
+        node = data
+        for k in keys[:-1]:
+            node = node.get(k) if isinstance(node, dict) else None
+        new_distribution = keys[0] == "distributions" and len(keys) == 2
+        if not isinstance(node, dict) or keys[0] in ("experiments", "workflow", "tracking"):
+            raise ConfigError(f"{where}.{dotted}", value, "not a key an experiment can set", source)
+        if keys[-1] not in node and not new_distribution:
+            raise ConfigError(f"{where}.{dotted}", value, "no such config key", source)
+        node[keys[-1]] = value
 
 
 def check_experiments(cfg: Config, source: str = "config.yaml") -> dict[tuple[str, str], Config]:

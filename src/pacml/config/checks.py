@@ -204,6 +204,13 @@ def _check_experiments(cfg: Config, source: str) -> None:
                 raise ConfigError(f"{key}.sweep.{swept}", list(values), "give distinct values, at least one", source)
             if swept in exp.overrides:
                 raise ConfigError(f"{key}.sweep.{swept}", list(values), "the key is in the overrides too", source)
+        if exp.train_in == "main" and exp.train_overrides:
+            raise ConfigError(
+                f"{key}.train_overrides",
+                dict(exp.train_overrides),
+                "the main workflow's agents take no overrides",
+                source,
+            )
         if exp.train_in == "main":
             needed = [exp.train_distribution] if exp.train_distribution else list(exp.distributions)
             if any(d not in cfg.workflow.distributions for d in needed) or exp.train_models:
@@ -214,7 +221,9 @@ def _check_experiments(cfg: Config, source: str) -> None:
                     f"({list(cfg.workflow.distributions)}); drop train_models or test only those",
                     source,
                 )
-        if not exp.reference and not (exp.train_in == "main" or exp.train_models or exp.train_distribution):
+        if not exp.reference and not (
+            exp.train_in == "main" or exp.train_models or exp.train_distribution or exp.train_overrides
+        ):
             raise ConfigError(
                 f"{key}.reference", False, "without reference agents the experiment has no PAC-ML", source
             )

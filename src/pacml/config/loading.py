@@ -225,7 +225,7 @@ def _normalise(data: Any, tp: Any = Any) -> Any:
         if bare is ExperimentConfig:
             out = {}
             for k, v in data.items():
-                if k == "overrides" and isinstance(v, dict):
+                if k in ("overrides", "train_overrides") and isinstance(v, dict):
                     out[k] = {d: _normalise(x, type_at(str(d))) for d, x in v.items()}
                 elif k == "sweep" and isinstance(v, dict):
                     out[k] = {d: _normalise(x, tuple[type_at(str(d)), ...]) for d, x in v.items()}
