@@ -19,6 +19,7 @@ from pacml.experiments import (
     pool_inputs,
     reuses_main,
     sweep_settings,
+    transfer_checkpoint,
 )
 from pacml.sim.workload import episode_pmf
 
@@ -111,7 +112,6 @@ def test_a_new_distribution_in_an_experiment_stays_in_the_experiment():
             "experiments.e.sweep.cluster.max_degree",
         ),
         ("{train_in: main, train_models: [alexnet]}", "experiments.e.train_in"),
-        ("{train_in: main, distributions: [beta_b]}", "experiments.e.train_in"),
         ("{train_in: elsewhere}", "experiments.e.train_in"),
         ("{reference: false}", "experiments.e.reference"),
         ("{train_in: main, train_overrides: {trace.first_row: 5}}", "experiments.e.train_overrides"),
@@ -145,6 +145,13 @@ def test_agents_from_the_main_workflow_are_the_agents_under_test():
         "{train_in: main, reference: false, baselines: [para_max], overrides: {cluster.placement: compact}}"
     )
     assert experiment_policies(cfg, "e") == ["pacml_transfer", "para_max"]
+    assert transfer_checkpoint(cfg, "e", "beta_a", 2) == "results/beta_a/train/seed2/best.pt"
+    # a distribution the main workflow does not train on is named when its agents are asked for
+    narrow = _experiment("{train_in: main, distributions: [beta_b]}", "workflow.distributions=[beta_a]")
+    with pytest.raises(ConfigError, match=r"experiments\.e\.train_in.*trains no agents on beta_b"):
+        transfer_checkpoint(narrow, "e", "beta_b", 0)
+    elsewhere = _experiment("{train_distribution: beta_d}")
+    assert transfer_checkpoint(elsewhere, "e", "beta_a", 1) == "results/experiments/e/train/beta_d/train/seed1/best.pt"
     both = _experiment("{train_in: main, overrides: {cluster.placement: compact}}")
     assert experiment_policies(both, "e") == ["pacml_transfer", "pacml", "para_max", "best_fixed"]
 

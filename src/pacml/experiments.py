@@ -213,6 +213,25 @@ def train_distribution(exp: ExperimentConfig, dist: str) -> str:
     return exp.train_distribution or dist
 
 
+def transfer_checkpoint(cfg: Config, name: str, dist: str, seed) -> str:
+    """Where the agents under test for test distribution ``dist`` and training seed ``seed``
+    are: the experiment's training pool's, or (``train_in: main``) the main workflow's, which
+    must train on that distribution (checked when the job is asked for, so a scale with fewer
+    distributions still runs everything else)."""
+    exp = experiment(cfg, name)
+    trained_on = train_distribution(exp, dist)
+    if exp.train_in != "main":
+        return f"results/experiments/{name}/train/{trained_on}/train/seed{seed}/best.pt"
+    if trained_on not in cfg.workflow.distributions:
+        raise ConfigError(
+            f"experiments.{name.partition('/')[0]}.train_in",
+            exp.train_in,
+            f"the main workflow trains no agents on {trained_on} (workflow.distributions = "
+            f"{list(cfg.workflow.distributions)}): add it there, or train the agents in the experiment",
+        )
+    return f"results/{trained_on}/train/seed{seed}/best.pt"
+
+
 def reuses_main(cfg: Config, name: str, what: str = "agents") -> bool:
     """The experiment's test pool jobs are the main workflow's (``results/<dist>/``) when the
     test pool is the workflow's pool and every key they read is the same: ``agents``, the

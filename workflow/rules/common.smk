@@ -4,7 +4,7 @@ import re
 from pacml.config import (GRAPH_KEYS, SELECTION_KEYS, config_from_dict, evaluation_keys,
                           normalise_cli_values, section_hash, training_keys)
 from pacml.experiments import (TRANSFER, check_experiments, experiment, experiment_policies, experiments,
-                               model_specs, pool_inputs, reuses_main, sweep_settings, train_distribution)
+                               model_specs, pool_inputs, reuses_main, sweep_settings, transfer_checkpoint)
 from pacml.workflow import check_workflow_inputs
 from snakemake.utils import validate
 
@@ -94,11 +94,7 @@ def experiment_checkpoint(w):
     """The agents under test learnt on the training pool; the reference, on the test pool
     (the main workflow's agents where nothing they read differs)."""
     if w.xpolicy == TRANSFER:
-        exp = experiment(CFG, w.exp)
-        trained_on = train_distribution(exp, w.xdist)
-        if exp.train_in == "main":
-            return f"results/{trained_on}/train/seed{w.seed}/best.pt"
-        return f"results/experiments/{w.exp}/train/{trained_on}/train/seed{w.seed}/best.pt"
+        return transfer_checkpoint(CFG, w.exp, w.xdist, w.seed)
     if w.xpolicy == "pacml":
         if REUSES_MAIN[(w.exp, "agents")]:
             return f"results/{w.xdist}/train/seed{w.seed}/best.pt"

@@ -211,16 +211,13 @@ def _check_experiments(cfg: Config, source: str) -> None:
                 "the main workflow's agents take no overrides",
                 source,
             )
-        if exp.train_in == "main":
-            needed = [exp.train_distribution] if exp.train_distribution else list(exp.distributions)
-            if any(d not in cfg.workflow.distributions for d in needed) or exp.train_models:
-                raise ConfigError(
-                    f"{key}.train_in",
-                    exp.train_in,
-                    "the main workflow's agents learnt on its own pool and distributions "
-                    f"({list(cfg.workflow.distributions)}); drop train_models or test only those",
-                    source,
-                )
+        if exp.train_in == "main" and exp.train_models:  # its distributions: `experiments.transfer_checkpoint`
+            raise ConfigError(
+                f"{key}.train_in",
+                exp.train_in,
+                "the main workflow's agents learnt on its own pool: drop train_models",
+                source,
+            )
         if not exp.reference and not (
             exp.train_in == "main" or exp.train_models or exp.train_distribution or exp.train_overrides
         ):
