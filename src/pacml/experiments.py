@@ -1,22 +1,28 @@
-"""Named generalisation experiments (``experiments:`` in the config; `ExperimentConfig`).
+"""Named experiments (``experiments:`` in the config; `ExperimentConfig`).
 
 An experiment has two job pools: ``train`` (what the agents under test learn on) and
 ``test`` (what every policy is evaluated on). Its jobs, under ``results/experiments/<name>/``:
 
 - ``<pool>/graphs/``: the pool's graphs (built-in profiles, or ``pipedream:NAME`` files);
 - ``<pool>/<dist>/selection.json``: best_fixed's degree and the planners' base policy, chosen
-  on that pool's validation seeds (the teacher of imitation reads it too);
+  on that pool's validation seeds (the teacher of imitation reads it too; where nothing on the
+  pool plans, the base is best_fixed's degree, untuned: `plans_on`);
 - ``<pool>/<dist>/train/seed<k>/``: agents trained on that pool and distribution. On
-  ``train`` with the experiment's ``train_distribution`` (or each test distribution's own):
-  the agents under test, evaluated as ``pacml_transfer``. On ``test`` with each test
-  distribution: the reference, evaluated as ``pacml``; reused from the main workflow
-  (``results/<dist>/train/``, and its selections) when its config and pool are the same;
+  ``train`` with the experiment's ``train_distribution`` (or each test distribution's own)
+  and ``train_overrides``: the agents under test, evaluated as ``pacml_transfer`` (with
+  ``train_in: main``, the main workflow's agents instead). On ``test`` with each test
+  distribution: the reference, evaluated as ``pacml`` (unless ``reference: false``); reused
+  from the main workflow (``results/<dist>/train/``, and its selections) when its config and
+  pool are the same;
 - ``test/<dist>/eval/<policy>_seed<k>.json``: every policy on the test pool's test seeds;
 - ``summary.csv`` (tidy: experiment, dist, policy, metric, mean, ci95, n), ``summary.md``
   and ``figure.png``/``.pdf``.
 
-Each job's config is the workflow's, with the experiment's ``overrides`` and the pool's
-models applied (`pool_config`), so the rules hash exactly what their jobs read.
+A sweep (``sweep: {key: [values]}``) is one such experiment a value, ``<name>/<value>``
+(`experiments`), and ``<name>/summary.csv`` (with a ``setting`` column), ``summary.md`` and
+a figure across them (`summarise_sweep`). Each job's config is the workflow's, with the
+experiment's ``overrides`` and the pool's models applied (`pool_config`), so the rules hash
+exactly what their jobs read.
 """
 
 from __future__ import annotations
