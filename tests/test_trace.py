@@ -133,6 +133,8 @@ def test_a_trace_episode_is_deterministic_and_each_job_trains_for_its_own_steps(
 
 @pytest.mark.parametrize("base", ["fixed-2", "para_max", "para_min"])
 def test_lookahead_with_trace_steps_equals_the_forked_engine(base):
+    from test_planning import play
+
     m = trace_model(bursty_trace(3_000), "workload.offered_load=1.2", "workload.horizon_s=200000")
     ep = Episode(m, "beta_a", episode_rngs(1)[0])
     rng = np.random.default_rng(1)
@@ -143,8 +145,7 @@ def test_lookahead_with_trace_steps_equals_the_forked_engine(base):
     for degree in (int(a) for a in np.flatnonzero(d.mask[1:]) + 1):
         fork = ep.fork()
         fork.step(degree)
-        while not fork.done:
-            fork.step(make_policy(base).act(fork.decision, rng))
+        play(fork, make_policy(base), rng)
         truth = sum(r.outcome == "blocked" for r in fork.records if r.job_idx >= d.job_idx)
         f = d.future(100_000)
         args = (m, d.snapshot(), d.graph_index, d.beta, degree, f.time_s.tolist(), f.graph.tolist(), f.beta.tolist())

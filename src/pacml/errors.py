@@ -24,8 +24,8 @@ def shorten(value: object, limit: int = 200) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
-class GraphFormatError(PacmlError, ValueError):
-    """A graph file is malformed; the message names the file and, where known, the line."""
+class FileFormatError(PacmlError, ValueError):
+    """An input file is malformed; the message names the file and, where known, the line."""
 
     def __init__(self, path: str, problem: str, line: int | None = None):
         self.path, self.line = path, line
@@ -33,13 +33,12 @@ class GraphFormatError(PacmlError, ValueError):
         super().__init__(f"{where}: {problem}")
 
 
-class TraceFormatError(PacmlError, ValueError):
-    """An arrival trace is malformed; the message names the file and, where known, the line."""
+class GraphFormatError(FileFormatError):
+    """A graph file is malformed."""
 
-    def __init__(self, path: str, problem: str, line: int | None = None):
-        self.path, self.line = path, line
-        where = f"{path}:{line}" if line is not None else str(path)
-        super().__init__(f"{where}: {problem}")
+
+class TraceFormatError(FileFormatError):
+    """An arrival trace is malformed."""
 
 
 class InfeasibleClusterError(PacmlError, ValueError):

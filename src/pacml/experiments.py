@@ -59,18 +59,28 @@ def experiments(cfg: Config) -> dict[str, ExperimentConfig]:
             continue
         ((key, values),) = exp.sweep.items()
         for value in values:
-            out[f"{name}/{setting_label(value)}"] = dataclasses.replace(
-                exp,
-                sweep={},
-                overrides={**exp.overrides, key: value},
-                description=f"{exp.description} {key} = {value}.",
-            )
+            out[f"{name}/{setting_label(value)}"] = _setting(exp, key, value)
     return out
+
+
+def _setting(exp: ExperimentConfig, key: str, value) -> ExperimentConfig:
+    return dataclasses.replace(
+        exp, sweep={}, overrides={**exp.overrides, key: value}, description=f"{exp.description} {key} = {value}."
+    )
 
 
 def experiment(cfg: Config, name: str) -> ExperimentConfig:
     """One experiment (or a sweep's setting, ``<name>/<value>``) by name."""
-    return experiments(cfg)[name]
+    parent, _, label = name.partition("/")
+    exp = cfg.experiments.get(parent)
+    if exp is not None and bool(label) == bool(exp.sweep):
+        if not label:
+            return exp
+        ((key, values),) = exp.sweep.items()
+        for value in values:
+            if setting_label(value) == label:
+                return _setting(exp, key, value)
+    raise KeyError(name)
 
 
 def sweep_settings(cfg: Config) -> dict[str, list[str]]:

@@ -122,6 +122,14 @@ class Episode:
         arr = self.arrivals
         return int(arr.steps[k]) if arr.steps is not None else self.model.num_training_steps[int(arr.graph[k])]
 
+    def sequential_jct_of(self, k: int) -> float:
+        """Sequential JCT of arrival ``k`` (simulation clock): its graph's, or for a trace's
+        job one sequential step times its own steps."""
+        g = int(self.arrivals.graph[k])
+        if self.arrivals.steps is None:
+            return float(self.model.sequential_jct_s[g])
+        return self.model.sequential_step_s[g] * int(self.arrivals.steps[k])
+
     # ---- the loop ------------------------------------------------------------------------
     def _depart_until(self, t: float) -> None:
         while self._departures and self._departures[0][0] <= t:
@@ -148,7 +156,7 @@ class Episode:
         g = int(self.arrivals.graph[k])
         beta = float(self.arrivals.beta[k])
         steps = self.steps_of(k)
-        seq = float(m.sequential_jct_s[g]) if self.arrivals.steps is None else m.sequential_step_s[g] * steps
+        seq = self.sequential_jct_of(k)
         free = self.free_mask.bit_count()
         mask = np.zeros(m.max_degree + 1, dtype=bool)
         mask[0] = True
@@ -252,9 +260,7 @@ class Episode:
             arr = self.arrivals
             for k in range(self._k, len(arr.time_s)):
                 g = int(arr.graph[k])
-                seq = float(self.model.sequential_jct_s[g])
-                if arr.steps is not None:
-                    seq = self.model.sequential_step_s[g] * int(arr.steps[k])
+                seq = self.sequential_jct_of(k)
                 self.records.append(
                     JobRecord(
                         job_idx=k,

@@ -87,8 +87,8 @@ def blocked_after(
 ) -> int:
     """Blocked jobs among the arriving job (at ``degree``) and the given later arrivals (by
     ``base``), continued from ``state``; arrivals at or after the horizon are not counted.
-    ``steps`` and ``future_steps`` are the jobs' training steps (a trace's); None: each
-    graph's own."""
+    ``steps`` and ``future_steps`` (given together) are the jobs' training steps (a trace's);
+    None: each graph's own."""
     horizon = model.cfg.workload.horizon_s
     paper = model.cfg.workload.horizon_accounting == "paper"
     seq = model.sequential_jct_s
@@ -100,7 +100,7 @@ def blocked_after(
     blocked = 0
     if steps is not None:  # per-job steps: both the JCT and the requirement scale with them
         step_s = model.sequential_step_s
-        n_steps = [steps, *future_steps] if future_steps is not None else [steps] + [None] * len(times_s)
+        n_steps = [steps, *future_steps]
     t, g, b, a = state.time_s, graph, beta, degree
     i, count = -1, len(times_s)
     while True:
@@ -112,7 +112,7 @@ def blocked_after(
                 jct = None if alloc is None else alloc.step.step_time_s * n_graph_steps[g]
                 limit = b * seq[g]
             else:
-                k = n_steps[i + 1] if n_steps[i + 1] is not None else n_graph_steps[g]
+                k = n_steps[i + 1]
                 jct = None if alloc is None else alloc.step.step_time_s * k
                 limit = b * step_s[g] * k
             if jct is None or jct > limit:
