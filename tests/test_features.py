@@ -151,3 +151,33 @@ def test_feature_scale_keys_change_the_hash_only_when_read():
 def test_a_bad_log_range_names_its_key(key, value):
     with pytest.raises(ConfigError, match=f"agent.{key}"):
         load_config(None, [f"agent.{key}={value}"])
+
+
+def test_shape_features_by_hand():
+    # free: workers 0, 1, 2 and 5 (of 8: groups of 4, racks of 2, numbered group-major)
+    state = SimpleNamespace(
+        free_mask=0b00100111, departures=((150.0, 0, 0b1000), (212.5, 1, 0b10000000), (400.0, 2, 0b01010000))
+    )
+    jct = {1: 900.0, 2: 450.0, 4: 225.0, 8: None}
+    decision = SimpleNamespace(
+        graph_index=1,
+        mask=np.array([True, True, True, False, True, False, False, False, True]),
+        lookahead=jct.get,
+        max_acceptable_jct_s=450.0,
+        snapshot=lambda: state,
+        time_s=100.0,
+        free_workers=4,
+        running_jobs=2,
+        beta=0.5,
+    )
+    space = _space(list(toy_pool()[:2]), [300.0, 900.0], FIXED)
+    out = space.shape_vector(decision)
+    # per degree: JCT over the requirement clipped at 2, halved; masked or unplaceable: 1
+    assert out[:9].tolist() == [1.0, 1.0, 0.5, 1.0, 0.25, 1.0, 1.0, 1.0, 1.0]
+    assert out[9:11].tolist() == [0.75, 0.25]  # groups: 3 of 4, 1 of 4
+    assert out[11:15].tolist() == [1.0, 0.5, 0.5, 0.0]  # racks (0,0), (0,1), (1,0), (1,1)
+    # releases within 1/32 .. 1 of 900 s after t = 100 s: one worker at 150 s (the 28.1 s window:
+    # no; 56.25 s: yes), one at 212.5 s (exactly the 112.5 s window: counted), two at 400 s
+    assert out[15:21].tolist() == [0.0, 0.125, 0.25, 0.25, 0.5, 0.5]
+    assert out[21] == pytest.approx(1.0 - 100.0 / 1e4)
+    assert len(out) == space.global_dim - (17 + 9)

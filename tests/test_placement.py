@@ -115,3 +115,59 @@ def test_an_unknown_placer_is_refused_naming_the_key():
 
     with pytest.raises(ConfigError, match=r"cluster\.placement"):
         load_config(overrides=["cluster.placement=tight"])
+
+
+def two_chains_join():
+    """a (15 us), b (1 ms), c (15 us, after b), d (15 us, after a and c): at action 4, a, c and d
+    have degree 2 and b 4; d has two parents of its degree."""
+    t = np.array([1.5e-5, 1e-3, 1.5e-5, 1.5e-5])
+    return training_graph(
+        name="join",
+        forward_names=["a", "b", "c", "d"],
+        descriptions=["a", "b", "c", "d"],
+        forward_time_s=t,
+        backward_time_s=2 * t,
+        activation_bytes=np.full(4, 1e6),
+        parameter_bytes=np.zeros(4),
+        forward_edges=[(0, 1), (1, 2), (0, 3), (2, 3)],
+        last_forward=3,
+    )
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    model=st.integers(0, 5),
+    action=st.sampled_from(TOPO.placeable_degrees),
+    busy=st.integers(0, TOPO.all_mask),
+)
+def test_ddls_by_chains_equals_the_op_by_op_first_fit(model_graphs, model, action, busy):
+    """Where memory cannot bind, `place` puts every op of degree n on the first free block of n;
+    the op by op walk with every memory test gives the same servers for every sub-op."""
+    from pacml.cluster.placement import _first_fit, _place_by_degree
+
+    graph = model_graphs[model] if model < 5 else two_chains_join()
+    pg = partition(graph, action, Q, TOPO.placeable_degrees)
+    free = TOPO.all_mask & ~busy
+    n_fwd = pg.graph.num_forward
+    need = (pg.graph.memory_bytes[:n_fwd] + pg.graph.memory_bytes[n_fwd:]) / pg.degree[:n_fwd]
+    fast, slow = _place_by_degree(pg, TOPO, free), _first_fit(pg, TOPO, free, need)
+    assert (fast is None) == (slow is None)
+    if fast is not None:
+        assert np.array_equal(fast.sub_op_server, slow.sub_op_server)
+        assert (fast.workers_mask, fast.num_workers) == (slow.workers_mask, slow.num_workers)
+
+
+def test_ddls_tests_memory_op_by_op_when_it_can_bind():
+    # three ops of 1 MB activations (both twins: 2 MB an op, over its degree): on one worker of
+    # 4 MB all three fit as a chain of degree 1 only when memory is not tested
+    g = mixed_chain()
+    pg = partition(g, 1, Q)
+    roomy = RampTopology(ClusterConfig(worker_memory_bytes=6.1e6))
+    tight = RampTopology(ClusterConfig(worker_memory_bytes=4.1e6))
+    one = 1 << 5
+    assert place(pg, roomy, one).workers_mask == one
+    assert place(pg, tight, one) is None  # the third op finds no room on the only free worker
+    two = one | (1 << 6)
+    p = place(pg, tight, two)  # the chain breaks where memory runs out: the third op moves on
+    assert p.workers_mask == two
+    assert p.sub_op_server[pg.offset[2]] == 6 and p.sub_op_server[pg.offset[0]] == 5

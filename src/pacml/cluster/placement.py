@@ -20,6 +20,7 @@ workers and the paper's graphs memory never binds, so the fix changes no result)
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -46,18 +47,30 @@ def place(pg: PartitionedGraph, topo: RampTopology, free_mask: int) -> Placement
     n_fwd = graph.num_forward
     capacity = topo.cfg.worker_memory_bytes
     degree = pg.degree
-    mem = graph.memory_bytes
+    need = (graph.memory_bytes[:n_fwd] + graph.memory_bytes[n_fwd:]) / degree[:n_fwd]  # per sub-op, both twins
+    # A server holds at most one sub-op of each op, so when even all ops' sub-ops together
+    # fit one server (with a margin far above rounding), no memory test can fail: skip them.
+    if float(need.sum()) <= capacity * (1.0 - 1e-9):
+        return _place_by_degree(pg, topo, free_mask)
+    return _first_fit(pg, topo, free_mask, need)
+
+
+def _first_fit(pg: PartitionedGraph, topo: RampTopology, free_mask: int, need: np.ndarray) -> Placement | None:
+    """`place` op by op, testing memory (``need``: bytes per sub-op of each forward op, both twins)."""
+    graph = pg.graph
+    n_fwd = graph.num_forward
+    capacity = topo.cfg.worker_memory_bytes
+    degree = pg.degree
     used: dict[int, float] = {}  # this job's memory per server
     own_mask = 0
     servers_of: list[tuple[int, ...] | None] = [None] * n_fwd
     parents = graph.parents
     for f in graph.forward_topological_order:
         n = int(degree[f])
-        need = (mem[f] + mem[f + n_fwd]) / n  # per sub-op, both twins
         chosen = None
         for p in parents[f]:
             ps = servers_of[p] if p < n_fwd else None
-            if ps is not None and len(ps) == n and sum(capacity - used.get(s, 0.0) for s in ps) >= need * n:
+            if ps is not None and len(ps) == n and sum(capacity - used.get(s, 0.0) for s in ps) >= need[f] * n:
                 chosen = ps
                 break
         if chosen is None:
@@ -65,21 +78,37 @@ def place(pg: PartitionedGraph, topo: RampTopology, free_mask: int) -> Placement
             for bmask, servers in topo.blocks(n):
                 if bmask & ~allowed:
                     continue
-                if all(capacity - used.get(s, 0.0) >= need for s in servers):
+                if all(capacity - used.get(s, 0.0) >= need[f] for s in servers):
                     chosen = servers
+                    own_mask |= bmask
                     break
             if chosen is None:
                 return None
         servers_of[f] = chosen
         for s in chosen:
-            used[s] = used.get(s, 0.0) + need
-            own_mask |= 1 << s
-    sub_server = np.empty(pg.num_sub_ops, dtype=np.int64)
-    off = pg.offset
-    for f in range(n_fwd):
-        srv = servers_of[f]
-        sub_server[off[f] : off[f + 1]] = srv
-        sub_server[off[f + n_fwd] : off[f + n_fwd + 1]] = srv
+            used[s] = used.get(s, 0.0) + need[f]
+    # sub-op i of an op on its i-th server; ops in index order, backward twins after (offsets)
+    forward = np.fromiter(itertools.chain.from_iterable(servers_of), dtype=np.int64, count=pg.num_sub_ops // 2)
+    sub_server = np.concatenate([forward, forward])
+    sub_server.setflags(write=False)
+    return Placement(sub_server, own_mask, own_mask.bit_count())
+
+
+def _place_by_degree(pg: PartitionedGraph, topo: RampTopology, free_mask: int) -> Placement | None:
+    """`place` where memory cannot bind. The job only ever takes free servers, so the blocks it
+    may take stay those within ``free_mask``: an op that looks for a block takes the first free
+    one of its degree, which is also where any parent of its degree sits. So every op of degree
+    n sits on the first free block of n servers, sub-op i on its i-th server."""
+    degree = pg.degree
+    table = np.empty((int(degree.max()) + 1, int(degree.max())), dtype=np.int64)
+    own_mask = 0
+    for n in np.unique(degree).tolist():
+        block = next(((bmask, servers) for bmask, servers in topo.blocks(n) if not bmask & ~free_mask), None)
+        if block is None:
+            return None
+        own_mask |= block[0]
+        table[n, :n] = block[1]
+    sub_server = table[degree[pg.sub_op], pg.sub_index]
     sub_server.setflags(write=False)
     return Placement(sub_server, own_mask, own_mask.bit_count())
 
@@ -126,12 +155,16 @@ def canonical_key(placement: Placement, topo: RampTopology) -> bytes:
     The step time depends on which sub-ops share a server and, for collectives, on how
     many distinct comm-group, rack and server indices a transfer touches. Relabelling each
     coordinate by order of first appearance keeps all of these, so translated blocks share
-    one simulation.
+    one simulation. The key holds the same information in two parts: each sub-op's server
+    as the order in which that server first appears, and the relabelled coordinates of the
+    distinct servers in that order (a server's three coordinates identify it, so sub-op
+    coordinates follow from the two parts and the two parts from them).
     """
-    coords = topo.coords[placement.sub_op_server]
-    out = np.empty_like(coords)
-    for k in range(3):
-        _, first, inverse = np.unique(coords[:, k], return_index=True, return_inverse=True)
-        rank = np.argsort(np.argsort(first))
-        out[:, k] = rank[inverse]
-    return out.astype(np.int16).tobytes()
+    sub_server = placement.sub_op_server
+    servers, first = np.unique(sub_server, return_index=True)
+    ordered = servers[np.argsort(first)].tolist()  # distinct servers, by first appearance
+    lookup = np.empty(topo.num_workers, dtype=np.int16)
+    lookup[ordered] = np.arange(len(ordered), dtype=np.int16)
+    labels: tuple[dict, dict, dict] = ({}, {}, {})
+    relabelled = [[label.setdefault(int(x), len(label)) for label, x in zip(labels, topo.coords[s])] for s in ordered]
+    return lookup[sub_server].tobytes() + np.asarray(relabelled, dtype=np.int16).tobytes()

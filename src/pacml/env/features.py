@@ -30,6 +30,7 @@ action mask:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -110,6 +111,15 @@ class ShapeInputs:
     def dim_without_degrees(self) -> int:
         c, r = self.communication_groups, self.racks_per_group
         return c + c * r + len(RELEASE_FRACTIONS) + 1
+
+    @cached_property
+    def group_masks(self) -> tuple[tuple[int, int], ...]:
+        """(worker bitmask, size) of every communication group, then of every rack (workers are
+        numbered group-major, then rack, then server: `RampTopology.index`)."""
+        c, r, s = self.communication_groups, self.racks_per_group, self.servers_per_rack
+        groups = [(((1 << (r * s)) - 1) << (i * r * s), r * s) for i in range(c)]
+        racks = [(((1 << s) - 1) << (i * s), s) for i in range(c * r)]
+        return tuple(groups + racks)
 
 
 class FeatureSpace:
@@ -266,19 +276,19 @@ class FeatureSpace:
             jct = decision.lookahead(int(d))
             out[d] = 1.0 if jct is None else min(jct / decision.max_acceptable_jct_s, 2.0) / 2.0
         state = decision.snapshot()
-        w = self.num_workers
-        free = np.array([(state.free_mask >> i) & 1 for i in range(w)], dtype=np.float32)
-        c, r = sh.communication_groups, sh.racks_per_group
         k = a
-        out[k : k + c] = free.reshape(c, -1).mean(axis=1)
-        k += c
-        out[k : k + c * r] = free.reshape(c * r, -1).mean(axis=1)
-        k += c * r
+        for group_mask, size in sh.group_masks:  # communication groups, then racks
+            out[k] = (state.free_mask & group_mask).bit_count() / size
+            k += 1
         scale = float(self._seq.mean() if self.scales is None else self._seq[decision.graph_index])
-        finish = np.array([t for t, _, _ in state.departures], dtype=np.float64)
-        size = np.array([m.bit_count() for _, _, m in state.departures], dtype=np.float64)
+        released = 0  # workers freed by the departures due so far (ascending finish times)
+        i, deps = 0, state.departures
         for f in RELEASE_FRACTIONS:
-            out[k] = size[finish <= decision.time_s + f * scale].sum() / w
+            until = decision.time_s + f * scale
+            while i < len(deps) and deps[i][0] <= until:
+                released += deps[i][2].bit_count()
+                i += 1
+            out[k] = released / self.num_workers
             k += 1
         out[k] = max(0.0, 1.0 - decision.time_s / sh.horizon_s)
         return out

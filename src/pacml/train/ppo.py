@@ -191,7 +191,7 @@ def _train(cfg, model, dist, seed, out_dir: Path, log, progress, selection) -> T
     gen = torch.Generator().manual_seed(seed)
     net, features = build_agent(cfg, model)
     graphs = batch_graphs(features.graph_features)
-    opt = torch.optim.Adam(net.parameters(), lr=p.learning_rate, eps=1e-5)
+    opt = torch.optim.Adam(net.parameters(), lr=p.learning_rate, eps=1e-5, foreach=True)
     batch_size = p.num_envs * p.num_steps
     # with imitation, PPO only fine-tunes (0 decisions: none) and validation, like the
     # imitation's, is the mean over workflow.validation_seeds
