@@ -324,3 +324,11 @@ def test_cli_usage_errors_exit_2_from_the_shell(tmp_path):
         [sys.executable, "-m", "pacml", *f"{SIM} --policy nosuch".split()], capture_output=True, text=True, cwd=tmp_path
     )
     assert bad.returncode == 2 and bad.stderr.startswith("pacml: error: g: graph directory does not exist"), bad.stderr
+
+
+def test_cli_version_is_the_installed_package_version(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.strip() == f"pacml {version('pacml')}"

@@ -153,11 +153,24 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+DIST_HELP = "JCT-requirement distribution: beta_a, beta_b, beta_c, beta_d, or one under distributions: in the config"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pacml")
+    except PackageNotFoundError:  # run from a source tree without installing
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pacml",
         description="pacml: learn how much to partition deep-learning jobs on a RAMP optical cluster (PAC-ML).",
     )
+    parser.add_argument("--version", action="version", version=f"pacml {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     graphs = sub.add_parser("graphs", help="import, profile and characterise job graphs")
@@ -214,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="para_max, para_min, random, sequential, oracle, best_fixed, fixed-K, "
         "rollout, rollout_clairvoyant (an upper bound), pacml",
     )
-    p.add_argument("--dist", required=True, help="JCT-requirement distribution name (e.g. beta_a)")
+    p.add_argument("--dist", required=True, help=DIST_HELP)
     p.add_argument("--seed", type=_seed, default=0)
     p.add_argument("--checkpoint", help="agent checkpoint (policy pacml)")
     p.add_argument("--out", type=_output_file, required=True, help="output JSON file")
@@ -224,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train", help="train a PAC-ML agent with masked PPO on one distribution")
     p.add_argument("--graphs", required=True, help="directory of graph files")
-    p.add_argument("--dist", required=True)
+    p.add_argument("--dist", required=True, help=DIST_HELP)
     p.add_argument("--seed", type=_seed, default=0)
     p.add_argument(
         "--out",
@@ -239,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--graphs", required=True, help="directory of graph files")
     p.add_argument("--policy", required=True)
     p.add_argument("--checkpoint", help="agent checkpoint (policy pacml)")
-    p.add_argument("--dist", required=True)
+    p.add_argument("--dist", required=True, help=DIST_HELP)
     p.add_argument("--seeds", type=_seed, nargs="+", required=True)
     p.add_argument("--out", type=_output_file, required=True, help="output JSON file")
     _add_config_args(p)

@@ -1,1 +1,1 @@
-"""The reinforcement-learning view of the simulator: features and a gymnasium-style env."""
+"""The reinforcement-learning view of the simulator: features and a gymnasium env."""

@@ -98,9 +98,10 @@ def collect(
     student_policy = GreedyAgent(net, cfg)
     for s in episode_seeds:
         env = PartitionEnv(model, dist, features)
-        obs, info = env.reset(seed=s)
-        while obs is not None:
-            d = info["decision"]
+        obs, _ = env.reset(seed=s)
+        done = False
+        while not done:
+            d = env.decision
             scores = teacher.scores(d, rng)
             choice = teacher.choose(d, scores)
             target = target_distribution(scores, choice, len(obs["mask"]), temperature)
@@ -112,7 +113,7 @@ def collect(
             agree += int(student == choice)
             total += 1
             action = choice if rng.random() < teacher_share else student
-            obs, _, _, _, info = env.step(action)
+            obs, _, done, _, _ = env.step(action)
     return {"imitation/agreement": agree / max(total, 1), "imitation/states": total}
 
 
