@@ -8,10 +8,13 @@
 #
 # The config is validated (schema, then pacml's typed config) before any job starts.
 
+import os
 import time
 
 
 configfile: "config.yaml"
+# The report's front page: the report rule writes one with the run's summary (pacml.report)
+report: os.environ.get("PACML_REPORT_FRONT_PAGE", "workflow/report/workflow.rst")
 
 
 include: "workflow/rules/common.smk"

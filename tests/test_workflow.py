@@ -185,6 +185,18 @@ SECTION_EDITS = [
 ]
 
 
+FIGURE_NAMES = (
+    "beta_distributions",
+    "validation_curves",
+    "performance_bars",
+    "completed_jobs",
+    "speedup",
+    "performance_vs_load",
+    "graph_characterisation",
+    "decisions",
+)
+
+
 @pytest.mark.slow
 def test_smoke_profile_end_to_end(tmp_path):
     out = snakemake(tmp_path, "--cores", "2", "--config", "workflow={scale: smoke}", timeout=900)
@@ -210,19 +222,19 @@ def test_smoke_profile_end_to_end(tmp_path):
     assert set(decisions["by"]) == {"model", "beta_bin"} and (decisions["mean_degree"] >= 1).all()
     assert len(pd.read_csv(res / "graph_summary.csv")) == 5
     assert len(pd.read_csv(res / "load_sweep.csv")) > 0
-    for name in (
-        "beta_distributions",
-        "validation_curves",
-        "performance_bars",
-        "completed_jobs",
-        "speedup",
-        "performance_vs_load",
-        "graph_characterisation",
-        "decisions",
-    ):
+    for name in FIGURE_NAMES:
         assert (res / "figures" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert (res / "figures" / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
-    assert "<html" in (res / "report.html").read_text(errors="ignore")[:5000].lower()
+    html = (res / "report.html").read_text(errors="ignore")
+    assert "<html" in html[:5000].lower()
+    # the front page shows what ran and the summary table; each figure's PNG has its own caption
+    front = html.split('<script id="workflow-desc">')[1].split("</script>")[0]
+    assert "Scale <strong>smoke</strong>" in front and "<td>pacml</td>" in front and "<td>para_max</td>" in front
+    block = html.split('<script id="results">')[1]
+    items, _ = json.JSONDecoder().raw_decode(block, block.index("var results = ") + len("var results = "))
+    captions = {k: v["caption"] for k, v in items.items() if k.startswith("results/figures/")}
+    assert set(captions) == {f"results/figures/{name}.png" for name in FIGURE_NAMES}  # no PDF in the report
+    assert len(set(captions.values())) == len(FIGURE_NAMES) and all("smoke" in c for c in captions.values())
     import mlflow
 
     mlflow.set_tracking_uri(f"sqlite:///{res / 'mlflow' / 'mlflow.db'}")

@@ -1,7 +1,8 @@
 # Validation, names and paths shared by every rule.
 import re
+from pathlib import Path
 
-from pacml.config import (GRAPH_KEYS, SELECTION_KEYS, config_from_dict, evaluation_keys,
+from pacml.config import (GRAPH_KEYS, SELECTION_KEYS, config_digest, config_from_dict, evaluation_keys,
                           normalise_cli_values, section_hash, training_keys)
 from pacml.experiments import (TRANSFER, check_experiments, experiment, experiment_policies, experiments,
                                model_specs, pool_inputs, reuses_main, sweep_settings, transfer_checkpoint)

@@ -177,11 +177,13 @@ rule experiments_report:
     input:
         expand("results/experiments/{exp}/summary.csv", exp=EXPERIMENTS + list(SWEEPS)),
         expand("results/experiments/{exp}/figure.png", exp=EXPERIMENTS + list(SWEEPS)),
+        summary_md="results/experiments/summary.md",
     output:
         "results/experiments/report.html",
     params:
-        config=config,
+        config_digest=config_digest(config),  # the report prints the config: any edit writes it again
         snakefile=workflow.main_snakefile,
+        title="pacml: the experiments",
     log:
         "results/logs/experiments/report.log",
     threads: 1

@@ -8,8 +8,20 @@ rule figures:
         load_sweep=rules.load_sweep.output,
         graph_summary=rules.graph_summary.output,
     output:
-        figures=[report(f, caption="../report/figures.rst", category="Figures") for f in FIGURES],
+        # the PNG of each figure in the report, with its own caption; the PDF beside it
+        figures=[
+            report(f, caption=f"../report/figures/{Path(f).stem}.rst", category="Figures") if f.endswith(".png") else f
+            for f in FIGURES
+        ],
         decisions="results/decisions.csv",
+    params:
+        # what the captions say (workflow/report/figures/)
+        scale=CFG.workflow.scale,
+        graphs=CFG.graphs.source,
+        train_seeds=len(SEEDS),
+        test_seeds=len(CFG.workflow.test_seeds),
+        n=len(SEEDS) * len(CFG.workflow.test_seeds),
+        load_sweep_dist=LOAD_SWEEP_DIST,
     log:
         "results/logs/figures.log",
     benchmark:
@@ -32,11 +44,13 @@ rule report:
         "results/decisions.csv",
         "results/graph_summary.csv",
         expand("results/{dist}/summary.csv", dist=DISTS),
+        summary_md="results/summary.md",
     output:
         "results/report.html",
     params:
-        config=config,
+        config_digest=config_digest(config),  # the report prints the config: any edit writes it again
         snakefile=workflow.main_snakefile,
+        title="pacml: PAC-ML against maximum parallelisation",
     log:
         "results/logs/report.log",
     threads: 1

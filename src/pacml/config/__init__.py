@@ -11,6 +11,7 @@ from pacml.config.hashing import (
     GRAPH_KEYS,
     NOT_RESULT_KEYS,
     SELECTION_KEYS,
+    config_digest,
     config_hash,
     evaluation_keys,
     section_hash,
@@ -66,5 +67,6 @@ __all__ = [
     "load_config",
     "normalise_cli_values",
     "section_hash",
+    "config_digest",
     "training_keys",
 ]

@@ -95,6 +95,15 @@ def evaluation_keys(cfg: Config, policy: str) -> tuple[str, ...]:
     return (*made_by, "workflow.test_seeds")
 
 
+def config_digest(raw: dict) -> str:
+    """A short hash of the config exactly as written (every key, threads and paths too): what a
+    job that prints the whole config, such as the report, reruns on."""
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
 def section_hash(cfg: Config, *keys: str, dists: tuple[str, ...] | None = None) -> str:
     """A short hash of the named (dotted) parts of the config, e.g. ``section_hash(cfg,
     "cluster", "workload.num_training_steps")``; `NOT_RESULT_KEYS` never count. With ``dists``,
