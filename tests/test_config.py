@@ -1,7 +1,12 @@
+from pathlib import Path
+
 import pytest
+import yaml
 
 from pacml.config import Config, load_config
 from pacml.errors import ConfigError
+
+CONFIG_YAML = str(Path(__file__).resolve().parents[1] / "config.yaml")
 
 
 def test_defaults_are_the_paper_setting():
@@ -158,3 +163,30 @@ def test_command_line_text_becomes_a_number_only_where_the_key_takes_one():
     assert out["experiments"]["e"]["sweep"] == {"workload.offered_load": [0.5, 2]}
     cfg = config_from_dict(out, "cli")
     assert cfg.trace.filter == {"cluster": "6214e9"} and cfg.cluster.max_degree == 8
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["workflow.scale=smoke", "ppo.total_timesteps=4000"],
+        ["ppo.total_timesteps=4000", "workflow.scale=smoke"],
+        ["workflow.scale=smoke", "ppo={total_timesteps: 4000, num_envs: 2}"],
+    ],
+)
+def test_an_override_wins_over_the_scale(overrides):
+    cfg = load_config(CONFIG_YAML, overrides)
+    assert cfg.ppo.total_timesteps == 4000
+    assert cfg.ppo.num_steps == 50 and cfg.workflow.train_seeds == (0,)  # the scale's other keys still apply
+
+
+def test_a_resolved_config_applies_its_scale_once():
+    from pacml.config import config_from_dict, leaf_keys, resolve_scale
+
+    data = yaml.safe_load(Path(CONFIG_YAML).read_text())
+    data["workflow"]["scale"] = "smoke"
+    data["ppo"]["total_timesteps"] = 4000  # in the file: the scale wins
+    assert config_from_dict(data).ppo.total_timesteps == 2000
+    resolved = resolve_scale(data, leaf_keys({"ppo": {"total_timesteps": 4000}, "workflow": {"scale": "smoke"}}))
+    assert resolved["scales"]["smoke"] == {} and resolved["ppo"]["num_envs"] == 2
+    assert config_from_dict(resolved).ppo.total_timesteps == 4000  # applying it again changes nothing
+    assert leaf_keys({"a": {"b": 1, "c": {"d": [1]}}, "e": {}}) == ("a.b", "a.c.d", "e")

@@ -253,6 +253,21 @@ def test_smoke_profile_end_to_end(tmp_path):
         del counts["total"]
         assert counts == {**expected, "all": 1}, (change, counts)
 
+    # the command line wins over the scale: ppo.total_timesteps, which the smoke scale sets, set
+    # with --config reruns PAC-ML's jobs; the same value in config.yaml loses to the scale
+    cli = snakemake(
+        tmp_path, "-n", "--cores", "2", "--config", "workflow={scale: smoke}", "ppo={total_timesteps: 4000}"
+    )
+    counts = job_counts(cli.stdout)
+    del counts["total"]
+    assert counts == {**_AGENT, "all": 1}, counts
+    in_file = yaml.safe_load((ROOT / "config.yaml").read_text())
+    in_file["ppo"]["total_timesteps"] = 4000
+    plan = snakemake(
+        tmp_path, "-n", "--cores", "2", "--config", "workflow={scale: smoke}", config_text=yaml.safe_dump(in_file)
+    )
+    assert "Nothing to be done" in plan.stdout + plan.stderr, plan.stdout[-2000:]
+
     # a rerun with one changed key: it plans what that key affects, and the store then holds
     # one current run per logical job, the old ones superseded visibly
     smoke = {"workflow.test_seeds": [101]}

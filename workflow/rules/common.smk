@@ -3,7 +3,7 @@ import re
 from pathlib import Path
 
 from pacml.config import (GRAPH_KEYS, SELECTION_KEYS, config_digest, config_from_dict, evaluation_keys,
-                          normalise_cli_values, section_hash, training_keys)
+                          leaf_keys, normalise_cli_values, resolve_scale, section_hash, training_keys)
 from pacml.experiments import (TRANSFER, check_experiments, experiment, experiment_policies, experiments,
                                model_specs, pool_inputs, reuses_main, sweep_settings, transfer_checkpoint)
 from pacml.workflow import check_workflow_inputs
@@ -11,6 +11,11 @@ from snakemake.utils import validate
 
 
 config.update(normalise_cli_values(config))  # --config nests values as text
+# The scale applies once, here: what --config (or --configfile) sets wins over it; every job
+# gets the resolved config (pacml.config.resolve_scale).
+_resolved = resolve_scale(config, leaf_keys(dict(workflow.config_settings.overwrite_config)), "config.yaml")
+config.clear()
+config.update(_resolved)
 CFG = config_from_dict(config, "config.yaml")  # typed validation: errors name the dotted key
 validate(config, "../schemas/config.schema.yaml")
 check_workflow_inputs(CFG)

@@ -23,8 +23,10 @@ from pacml.config.loading import (
     RENAMED_KEYS,
     apply_scale,
     config_from_dict,
+    leaf_keys,
     load_config,
     normalise_cli_values,
+    resolve_scale,
 )
 from pacml.config.simulation import (
     PAPER_MODELS,
@@ -62,6 +64,8 @@ __all__ = [
     "WorkloadConfig",
     "apply_scale",
     "config_from_dict",
+    "leaf_keys",
+    "resolve_scale",
     "config_hash",
     "evaluation_keys",
     "load_config",

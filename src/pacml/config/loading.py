@@ -266,9 +266,22 @@ def _refuse_renamed(data: dict[str, Any], source: str) -> None:
             raise ConfigError(old, node[last], f"renamed: use {new}", source)
 
 
-def apply_scale(data: dict[str, Any], source: str = "<dict>") -> dict[str, Any]:
+def leaf_keys(tree: Any, prefix: str = "") -> tuple[str, ...]:
+    """The dotted keys of a nested mapping's leaves (``{"ppo": {"a": 1}}``: ``("ppo.a",)``)."""
+    if not isinstance(tree, dict) or not tree:
+        return (prefix,) if prefix else ()
+    return tuple(k for key, v in tree.items() for k in leaf_keys(v, f"{prefix}.{key}" if prefix else str(key)))
+
+
+def _set_by(dotted: str, keep: tuple[str, ...]) -> bool:
+    """Whether a key in ``keep`` sets ``dotted``, a part of it, or a section holding it."""
+    return any(k == dotted or k.startswith(dotted + ".") or dotted.startswith(k + ".") for k in keep)
+
+
+def apply_scale(data: dict[str, Any], source: str = "<dict>", keep: tuple[str, ...] = ()) -> dict[str, Any]:
     """Apply the scale named by ``workflow.scale``: its dotted keys under ``scales.<name>``
-    override the tree (``default`` needs no entry)."""
+    override the tree (``default`` needs no entry), except where a key in ``keep`` (dotted:
+    what the command line set) sets the same key: the command line wins."""
     import copy
 
     data = copy.deepcopy(data or {})
@@ -280,6 +293,8 @@ def apply_scale(data: dict[str, Any], source: str = "<dict>") -> dict[str, Any]:
             raise ConfigError("workflow.scale", name, f"no such scale; defined: {sorted(scales) + ['default']}", source)
         return data
     for dotted, value in (scales[name] or {}).items():
+        if _set_by(str(dotted), keep):
+            continue
         keys = str(dotted).split(".")
         node = data
         for k in keys[:-1]:
@@ -290,11 +305,23 @@ def apply_scale(data: dict[str, Any], source: str = "<dict>") -> dict[str, Any]:
     return data
 
 
-def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> Config:
-    """Validate a plain mapping (e.g. Snakemake's ``config``) into a `Config`, after applying
-    its scale."""
+def resolve_scale(data: dict[str, Any], keep: tuple[str, ...], source: str = "<dict>") -> dict[str, Any]:
+    """``data`` with its scale applied, the keys in ``keep`` winning (`apply_scale`), and that
+    scale's entries then emptied, so that applying it again changes nothing: the workflow
+    resolves its config once (command line over scale over file) and hands every job the result."""
     check_plain_tree(data, source)
-    data = apply_scale(data, source)
+    out = apply_scale(data, source, keep)
+    name = (out.get("workflow") or {}).get("scale", "default")
+    if name in (out.get("scales") or {}):
+        out["scales"] = {**out["scales"], name: {}}
+    return out
+
+
+def config_from_dict(data: dict[str, Any], source: str = "<dict>", keep: tuple[str, ...] = ()) -> Config:
+    """Validate a plain mapping (e.g. Snakemake's ``config``) into a `Config`, after applying
+    its scale (but not to the keys in ``keep``)."""
+    check_plain_tree(data, source)
+    data = apply_scale(data, source, keep)
     extra = {k: data.pop(k) for k in list(data) if k in EXTRA_SECTIONS}
     if "distributions" in data and isinstance(data["distributions"], dict):
         # user distributions extend (and may replace) the paper's four
@@ -332,8 +359,10 @@ def load_config(
         data = read_yaml(text, source) or {}
         if not isinstance(data, dict):
             raise ConfigError("<root>", data, "expected a mapping at the top level", source)
+    keep: list[str] = []  # what the overrides set: the scale does not touch it
     for text in overrides:
         keys, value = _parse_override(text)
+        keep.extend(leaf_keys(value, ".".join(keys)))
         node = data
         for k in keys[:-1]:
             node = node.setdefault(k, {})
@@ -342,4 +371,4 @@ def load_config(
         node[keys[-1]] = value
     if overrides:
         source = f"{source} (with --set {' '.join(overrides)})"
-    return config_from_dict(data, source)
+    return config_from_dict(data, source, tuple(keep))
