@@ -191,7 +191,7 @@ def test_mlflow_layout_parent_and_children(tmp_path):
         db,
         "exp",
         parents["beta_a"],
-        "pacml seed=0 (train)",
+        "train pacml seed=0",
         {"dist": "beta_a", "policy": "pacml", "seed": "0", "kind": "train"},
     ) as run:
         run.log_metrics({"charts/blocking_rate": 0.2}, step=10)

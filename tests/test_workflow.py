@@ -244,6 +244,17 @@ def test_smoke_profile_end_to_end(tmp_path):
     parents = {r.info.run_id for r in runs if r.data.tags.get("kind") == "parent"}
     assert all(r.data.tags["mlflow.parentRunId"] in parents for r in runs if r.data.tags.get("kind") != "parent")
     assert all(r.data.tags["owner.pid"].isdigit() for r in runs if r.data.tags.get("kind") != "parent")
+    # MLflow's context tags, kind-first names, the whole config, both checkpoints
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    train = next(r for r in runs if r.data.tags.get("kind") == "train")
+    assert train.info.run_name == "train pacml seed=0" and train.data.tags["mlflow.source.name"] == "pacml train"
+    assert train.data.tags["mlflow.source.git.commit"] == commit and train.data.tags["mlflow.user"]
+    assert train.data.tags["scale"] == "smoke" and train.data.tags["graph_source"] == "builtin"
+    assert train.data.params["ppo.total_timesteps"] == "2000" and train.data.params["cluster.communication_groups"] == "4"
+    artifacts = {f.path for f in mlflow.MlflowClient().list_artifacts(train.info.run_id)}
+    assert {"best.pt", "last.pt", "curve.json", "config.yaml"} <= artifacts, artifacts
+    evaluation = next(r for r in runs if r.data.tags.get("kind") == "evaluate")
+    assert evaluation.info.run_name.startswith("eval ") and "workload.horizon_s" in evaluation.data.params
 
     # one changed key per section: the dry run plans exactly the jobs that read it
     for change, expected in SECTION_EDITS:

@@ -19,7 +19,7 @@ from pacml.graphs.io import load_graph_dir
 from pacml.policies.base import PolicyContext, Selection, make_policy
 from pacml.sim.engine import ClusterModel
 from pacml.sim.workload import get_distribution
-from pacml.tracking import RunStore, job_run
+from pacml.tracking import RunStore, job_run, log_config
 
 
 def build_model(graphs_dir: str | Path, cfg: Config) -> ClusterModel:
@@ -121,8 +121,17 @@ def _track(store, cfg: Config, policy: str, dist: str, replicate: int, seeds, ro
     from pacml.config import config_hash
     from pacml.sim.metrics import METRICS
 
-    tags = {"dist": dist, "policy": policy, "seed": str(replicate), "kind": "evaluate", "config_hash": config_hash(cfg)}
-    with job_run(store, dist, f"{policy} seed={replicate} (eval)", tags) as run:
+    tags = {
+        "dist": dist,
+        "policy": policy,
+        "seed": str(replicate),
+        "kind": "evaluate",
+        "config_hash": config_hash(cfg),
+        "scale": cfg.workflow.scale,
+        "graph_source": cfg.graphs.source,
+    }
+    with job_run(store, dist, f"eval {policy} seed={replicate}", tags) as run:
+        log_config(run, cfg)
         run.log_params(
             {
                 "policy": policy,

@@ -3,7 +3,9 @@
 Layout (what the UI shows): one experiment per workflow (``tracking.experiment``); one
 parent run per JCT distribution (tag ``dist``), created once by the workflow's
 ``mlflow_init`` rule; one child run per (policy, seed) with tags ``dist``, ``policy``,
-``seed``, ``kind`` (train or evaluate), ``config_hash`` and ``git_commit``; per-update
+``seed``, ``kind`` (train or evaluate), ``config_hash``, ``scale``, ``graph_source``, ``git_commit``
+and MLflow's context tags (user, source, ``mlflow.source.git.commit``); the whole resolved
+config as params and as a ``config.yaml`` artifact; per-update
 training metrics (the names of `pacml.sim.metrics.METRICS` and the ``losses/``,
 ``charts/``, ``perf/`` keys of training) and the checkpoints and evaluation files as
 artifacts. The store is a SQLite file (``tracking.db``; created by one process before parallel
@@ -72,9 +74,63 @@ def job_run(
         yield NullTracker()
         return
     owner = owner or this_process()
-    run_tags = {**tags, "git_commit": git_commit(), **{f"owner.{k}": str(v) for k, v in owner.items()}}
+    commit = git_commit()
+    run_tags = {
+        **tags,
+        "git_commit": commit,
+        **context_tags(f"pacml {tags.get('kind', 'job')}", commit),
+        **{f"owner.{k}": str(v) for k, v in owner.items()},
+    }
     with child_run(store.store, store.experiment, store.parent(dist), name, run_tags) as run:
         yield run
+
+
+def context_tags(source: str, commit: str | None = None) -> dict[str, str]:
+    """MLflow's own context tags, as its fluent API sets them: the user, the source (``source``,
+    a local run) and, when known, the git commit."""
+    import getpass
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no login name (a container without one)
+        user = "unknown"
+    tags = {"mlflow.user": user, "mlflow.source.type": "LOCAL", "mlflow.source.name": source}
+    if commit and commit != "unknown":
+        tags["mlflow.source.git.commit"] = commit
+    return tags
+
+
+def config_params(cfg) -> dict[str, str]:
+    """The whole resolved config (a `pacml.config.Config`) as flat dotted MLflow params, less the
+    experiments and scales (their own sections) and what never changes a number (threads)."""
+    import dataclasses
+
+    from pacml.config import NOT_RESULT_KEYS
+
+    def flat(node, prefix: str):
+        if isinstance(node, dict) and node:
+            for k, v in node.items():
+                yield from flat(v, f"{prefix}.{k}" if prefix else str(k))
+        else:
+            yield prefix, ",".join(map(str, node)) if isinstance(node, (list, tuple)) else str(node)
+
+    tree = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("experiments", "extra")}
+    return {k: v for k, v in flat(tree, "") if k not in NOT_RESULT_KEYS}
+
+
+def log_config(run: Tracker, cfg) -> None:
+    """Log ``cfg`` on ``run``: every key as a param and the tree as a ``config.yaml`` artifact."""
+    import dataclasses
+    import tempfile
+
+    import yaml
+
+    run.log_params(config_params(cfg))
+    tree = {k: v for k, v in dataclasses.asdict(cfg).items() if k != "extra"}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "config.yaml"
+        path.write_text(yaml.safe_dump(json.loads(json.dumps(tree)), sort_keys=False))
+        run.log_artifact(path)
 
 
 def this_process() -> dict:
@@ -121,7 +177,9 @@ def is_server(store: str | Path) -> bool:
     return str(store).startswith(("http://", "https://"))
 
 
-def git_commit(cwd: str | Path = ".") -> str:
+def git_commit(cwd: str | Path | None = None) -> str:
+    """The commit of the pacml source that runs (its checkout's HEAD; "unknown" outside git)."""
+    cwd = Path(__file__).resolve().parent if cwd is None else cwd
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10)
         return out.stdout.strip() or "unknown"
@@ -168,7 +226,13 @@ def init_store(
             if found:
                 parents[dist] = found[0].info.run_id
                 continue
-            run = client.create_run(exp_id, run_name=dist, tags={"dist": dist, "kind": "parent", **(tags or {})})
+            parent_tags = {
+                "dist": dist,
+                "kind": "parent",
+                **context_tags("pacml mlflow_init", git_commit()),
+                **(tags or {}),
+            }
+            run = client.create_run(exp_id, run_name=dist, tags=parent_tags)
             client.set_terminated(run.info.run_id)
             parents[dist] = run.info.run_id
     return parents

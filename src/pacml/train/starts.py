@@ -14,7 +14,7 @@ from pathlib import Path
 from pacml.config import Config, config_hash
 from pacml.runs import build_model, resolve_config, write_json
 from pacml.sim.workload import get_distribution
-from pacml.tracking import RunStore, Tracker, job_run
+from pacml.tracking import RunStore, Tracker, job_run, log_config
 from pacml.train.lock import training_lock
 
 
@@ -93,14 +93,21 @@ def train_agent(
         cfg = dataclasses.replace(cfg, ppo=dataclasses.replace(cfg.ppo, torch_threads=threads))
     model = build_model(graphs_dir, cfg)
     out = Path(out)
-    tags = {"dist": dist, "policy": "pacml", "seed": str(seed), "kind": "train", "config_hash": config_hash(cfg)}
+    tags = {
+        "dist": dist,
+        "policy": "pacml",
+        "seed": str(seed),
+        "kind": "train",
+        "config_hash": config_hash(cfg),
+        "scale": cfg.workflow.scale,
+        "graph_source": cfg.graphs.source,
+    }
     update_bar, close_bar = progress_bar(f"train {dist} seed={seed}", log_file)
     # the folder's lock first: a second trainer stops here, before it touches the MLflow run
-    with training_lock(out) as owner, job_run(store, dist, f"pacml seed={seed} (train)", tags, owner) as run:
+    with training_lock(out) as owner, job_run(store, dist, f"train pacml seed={seed}", tags, owner) as run:
+        log_config(run, cfg)
         run.log_params(
             {
-                **{f"ppo.{k}": v for k, v in dataclasses.asdict(cfg.ppo).items()},
-                **{f"agent.{k}": v for k, v in dataclasses.asdict(cfg.agent).items()},
                 "dist": dist,
                 "seed": seed,
                 "graphs": ",".join(g.name for g in model.graphs),
@@ -127,6 +134,6 @@ def train_agent(
             {"best_validation_blocking_rate": result.best_blocking_rate, "train_wall_s": result.wall_s},
             result.global_step,
         )
-        for name in ("best.pt", "curve.json"):
+        for name in ("best.pt", "last.pt", "curve.json"):
             run.log_artifact(out / name)
     return summary
