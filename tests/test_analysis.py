@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pacml.analysis import aggregate_dist, decision_table, summarise_all, tidy_rows
+from pacml.analysis import aggregate_dist, decision_table, mean_ci, summarise, summarise_all, tidy_rows
 from pacml.sim.metrics import METRICS
 
 T_975_1 = 12.706204736174698  # Student t, 97.5 % quantile, 1 degree of freedom (tables)
@@ -121,3 +121,98 @@ def test_the_decision_table_by_hand():
     alexnet = table[(table["by"] == "model") & (table["group"] == "alexnet")].iloc[0]
     assert alexnet["std_degree"] == pytest.approx(np.sqrt(8.0))  # sample sd of 8 and 4
     assert list(table.columns) == ["dist", "policy", "by", "group", "mean_degree", "std_degree", "share_off_mode", "n"]
+
+
+def test_the_written_tables_are_the_returned_ones(tmp_path):
+    files = [
+        eval_file(tmp_path / "p.json", "beta_a", "pacml", [0.1, 0.2]),
+        eval_file(tmp_path / "m.json", "beta_a", "para_max", [0.3, 0.3]),
+    ]
+    sel = selection(tmp_path / "sel.json", "beta_a", 4, "fixed-4")
+    summary = aggregate_dist(files, tmp_path / "s.csv", tmp_path / "t.csv", sel)
+    assert list(summary.columns) == ["dist", "policy", "metric", "mean", "ci95", "n"]
+    assert summary.index.equals(pd.RangeIndex(len(summary)))  # one row, one label
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "s.csv"), summary, check_dtype=False)
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "t.csv"), tidy_rows(files))
+    bf = summary[summary["metric"] == "best_fixed_degree"]
+    assert bf[["dist", "policy"]].values.tolist() == [["beta_a", "best_fixed"]]
+
+
+def test_summaries_are_sorted_whatever_order_the_rows_come_in():
+    tidy = pd.DataFrame(
+        [
+            {"dist": "beta_b", "policy": "pacml", "replicate": 0, "seed": 1, "metric": "mean_jct", "value": 2.0},
+            {
+                "dist": "beta_a",
+                "policy": "para_max",
+                "replicate": 0,
+                "seed": 1,
+                "metric": "blocking_rate",
+                "value": 0.3,
+            },
+            {"dist": "beta_a", "policy": "pacml", "replicate": 0, "seed": 1, "metric": "blocking_rate", "value": 0.1},
+        ]
+    )
+    keys = summarise(tidy)[["dist", "policy", "metric"]].values.tolist()
+    assert keys == [
+        ["beta_a", "pacml", "blocking_rate"],
+        ["beta_a", "para_max", "blocking_rate"],
+        ["beta_b", "pacml", "mean_jct"],
+    ]
+
+
+def test_mean_ci_of_nothing_and_of_one_value():
+    empty = mean_ci(pd.Series([], dtype=float))  # no warning either: the suite turns them into errors
+    assert empty["n"] == 0 and math.isnan(empty["mean"]) and math.isnan(empty["ci95"])
+    one = mean_ci(pd.Series([float("nan"), 2.0]))  # NaN rows do not count
+    assert one["n"] == 1 and one["mean"] == 2.0 and math.isnan(one["ci95"])
+
+
+def test_a_markdown_summary_with_gaps_by_hand(tmp_path):
+    # best_fixed only on beta_a, a selection only for beta_a, and the clairvoyant upper bound
+    tidy = tmp_path / "tidy.csv"
+    files = [
+        eval_file(tmp_path / "pa.json", "beta_a", "pacml", [0.1]),
+        eval_file(tmp_path / "fa.json", "beta_a", "best_fixed", [0.2]),
+        eval_file(tmp_path / "ca.json", "beta_a", "rollout_clairvoyant", [0.05]),
+        eval_file(tmp_path / "pb.json", "beta_b", "pacml", [0.4]),
+        eval_file(tmp_path / "cb.json", "beta_b", "rollout_clairvoyant", [0.3]),
+    ]
+    tidy_rows(files).to_csv(tidy, index=False)
+    text = summarise_all(
+        [tidy],
+        tmp_path / "summary.csv",
+        tmp_path / "summary.md",
+        [selection(tmp_path / "a.json", "beta_a", 4, "fixed-4")],
+    )
+    assert text.splitlines()[4:] == [
+        "| pacml | 0.100 (1) | 0.400 (1) |",
+        "| best_fixed | 0.200 (1) |  |",
+        "| rollout_clairvoyant (clairvoyant: sees the true future; an upper bound, not deployable) | 0.050 (1) | 0.300 (1) |",
+        "| best_fixed's degree (chosen on validation seeds) | 4 |  |",
+        "| rollout's base policy | fixed-4 |  |",
+        "| PAC-ML vs best_fixed (lower by) | 50.0 % |  |",
+    ]
+    written = pd.read_csv(tmp_path / "summary.csv")
+    assert list(written.columns) == ["dist", "policy", "metric", "mean", "ci95", "n"]
+    assert len(written) == 5 * len(METRICS) + 1  # five (dist, policy) cells and best_fixed's degree
+
+
+def test_the_decision_table_counts_degree_one_and_sorts_its_groups():
+    jobs = pd.DataFrame(
+        [
+            {"dist": "beta_a", "policy": "pacml", "model": "vgg16", "beta": 0.9, "action": 1},
+            {"dist": "beta_a", "policy": "pacml", "model": "alexnet", "beta": 0.1, "action": 1},
+            {"dist": "beta_a", "policy": "pacml", "model": "alexnet", "beta": 0.1, "action": 2},
+        ]
+    )
+    table = decision_table(jobs)
+    models = table[table["by"] == "model"]
+    assert models["group"].tolist() == ["alexnet", "vgg16"] and models["n"].tolist() == [2, 1]
+    assert table.index.equals(pd.RangeIndex(len(table)))
+
+
+def test_a_summary_without_a_selection_has_no_best_fixed_row(tmp_path):
+    files = [eval_file(tmp_path / "p.json", "beta_a", "pacml", [0.1, 0.2])]
+    summary = aggregate_dist(files, tmp_path / "s.csv", tmp_path / "t.csv")
+    assert "best_fixed_degree" not in set(summary["metric"]) and len(summary) == len(METRICS)

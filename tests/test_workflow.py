@@ -250,7 +250,9 @@ def test_smoke_profile_end_to_end(tmp_path):
     assert train.info.run_name == "train pacml seed=0" and train.data.tags["mlflow.source.name"] == "pacml train"
     assert train.data.tags["mlflow.source.git.commit"] == commit and train.data.tags["mlflow.user"]
     assert train.data.tags["scale"] == "smoke" and train.data.tags["graph_source"] == "builtin"
-    assert train.data.params["ppo.total_timesteps"] == "2000" and train.data.params["cluster.communication_groups"] == "4"
+    assert (
+        train.data.params["ppo.total_timesteps"] == "2000" and train.data.params["cluster.communication_groups"] == "4"
+    )
     artifacts = {f.path for f in mlflow.MlflowClient().list_artifacts(train.info.run_id)}
     assert {"best.pt", "last.pt", "curve.json", "config.yaml"} <= artifacts, artifacts
     evaluation = next(r for r in runs if r.data.tags.get("kind") == "evaluate")

@@ -139,6 +139,9 @@ def summarise_all(
         if ref in policies and "pacml" in policies:
             red = []
             for d in dists:
+                if (d, "pacml") not in br.index or (d, ref) not in br.index:
+                    red.append("")  # one of the two was not evaluated on d
+                    continue
                 a, b = br.loc[(d, "pacml"), "mean"], br.loc[(d, ref), "mean"]
                 red.append(f"{100 * (b - a) / b:.1f} %" if b > 0 else "")
             lines.append(f"| PAC-ML vs {label} (lower by) | " + " | ".join(red) + " |")
