@@ -62,7 +62,7 @@ coverage: $(STAMP)
 MUTANTS ?=
 mutation: $(STAMP)
 	$(VENV)/bin/python -m pip install --quiet 'mutmut==3.8.1'
-	PACML_SHARED=$(abspath ..)/shared $(VENV)/bin/mutmut run --max-children $(shell nproc) $(MUTANTS)
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PACML_SHARED=$(abspath ..)/shared $(VENV)/bin/mutmut run --max-children $(shell nproc) $(MUTANTS)
 	$(VENV)/bin/python tools/mutation_score.py --survivors
 
 clean-venv:
