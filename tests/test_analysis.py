@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pacml.analysis import aggregate_dist, decision_table, mean_ci, summarise, summarise_all, tidy_rows
+from pacml.analysis import POLICY_NOTES, aggregate_dist, decision_table, mean_ci, summarise, summarise_all, tidy_rows
 from pacml.sim.metrics import METRICS
 
 T_975_1 = 12.706204736174698  # Student t, 97.5 % quantile, 1 degree of freedom (tables)
@@ -169,30 +169,28 @@ def test_mean_ci_of_nothing_and_of_one_value():
 
 
 def test_a_markdown_summary_with_gaps_by_hand(tmp_path):
-    # best_fixed only on beta_a, a selection only for beta_a, and the clairvoyant upper bound
+    # best_fixed only on beta_b, a selection only for beta_a, and the clairvoyant upper bound
     tidy = tmp_path / "tidy.csv"
     files = [
         eval_file(tmp_path / "pa.json", "beta_a", "pacml", [0.1]),
-        eval_file(tmp_path / "fa.json", "beta_a", "best_fixed", [0.2]),
+        eval_file(tmp_path / "fb.json", "beta_b", "best_fixed", [0.5]),
         eval_file(tmp_path / "ca.json", "beta_a", "rollout_clairvoyant", [0.05]),
         eval_file(tmp_path / "pb.json", "beta_b", "pacml", [0.4]),
         eval_file(tmp_path / "cb.json", "beta_b", "rollout_clairvoyant", [0.3]),
     ]
     tidy_rows(files).to_csv(tidy, index=False)
-    text = summarise_all(
-        [tidy],
-        tmp_path / "summary.csv",
-        tmp_path / "summary.md",
-        [selection(tmp_path / "a.json", "beta_a", 4, "fixed-4")],
-    )
+    sel = [selection(tmp_path / "a.json", "beta_a", 4, "fixed-4")]
+    text = summarise_all([tidy], tmp_path / "summary.csv", tmp_path / "summary.md", sel)
+    note = POLICY_NOTES["rollout_clairvoyant"]
     assert text.splitlines()[4:] == [
         "| pacml | 0.100 (1) | 0.400 (1) |",
-        "| best_fixed | 0.200 (1) |  |",
-        "| rollout_clairvoyant (clairvoyant: sees the true future; an upper bound, not deployable) | 0.050 (1) | 0.300 (1) |",
+        "| best_fixed |  | 0.500 (1) |",
+        f"| rollout_clairvoyant{note} | 0.050 (1) | 0.300 (1) |",
         "| best_fixed's degree (chosen on validation seeds) | 4 |  |",
         "| rollout's base policy | fixed-4 |  |",
-        "| PAC-ML vs best_fixed (lower by) | 50.0 % |  |",
+        "| PAC-ML vs best_fixed (lower by) |  | 20.0 % |",  # (0.5 - 0.4) / 0.5
     ]
+    assert note.startswith(" (clairvoyant")
     written = pd.read_csv(tmp_path / "summary.csv")
     assert list(written.columns) == ["dist", "policy", "metric", "mean", "ci95", "n"]
     assert len(written) == 5 * len(METRICS) + 1  # five (dist, policy) cells and best_fixed's degree

@@ -173,3 +173,14 @@ def test_a_short_sub_op_preempts_a_long_one_on_its_server():
     pl = Placement(sub_op_server=np.array([0, 1, 0, 1]), workers_mask=0b11, num_workers=2)
     result = simulate_step(pg, pl, TOPO, 1.0)
     assert result.step_time_s == 13.0 and result.compute_busy_s == 23.0
+
+
+def test_a_split_op_shares_its_time_and_memory_evenly():
+    g = two_layer_graph(act_a=4e8, act_b=8e8)
+    pg = partition(g, 2, Q)
+    for op in range(g.num_ops):
+        subs = slice(pg.offset[op], pg.offset[op + 1])
+        n = int(pg.degree[op])
+        assert n == 2 and pg.memory_bytes[subs].tolist() == [g.memory_bytes[op] / 2] * 2
+        assert pg.compute_time_s[subs].tolist() == [g.compute_time_s[op] / 2] * 2
+    assert pg.memory_bytes.sum() == pytest.approx(g.memory_bytes.sum())
