@@ -214,3 +214,11 @@ def test_a_summary_without_a_selection_has_no_best_fixed_row(tmp_path):
     files = [eval_file(tmp_path / "p.json", "beta_a", "pacml", [0.1, 0.2])]
     summary = aggregate_dist(files, tmp_path / "s.csv", tmp_path / "t.csv")
     assert "best_fixed_degree" not in set(summary["metric"]) and len(summary) == len(METRICS)
+
+
+def test_the_readme_glossary_is_the_metrics_definitions():
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    missing = [k for k, v in METRICS.items() if f"| `{k}` | {v.replace('|', '/')} |" not in readme]
+    assert not missing, f"README.md's metric glossary lacks or misstates {missing}"
