@@ -10,7 +10,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pacml.analysis import POLICY_NOTES, aggregate_dist, decision_table, mean_ci, summarise, summarise_all, tidy_rows
+from pacml.analysis import (
+    POLICY_NOTES,
+    aggregate_dist,
+    blocking_cause_shares,
+    decision_table,
+    mean_ci,
+    summarise,
+    summarise_all,
+    tidy_rows,
+)
 from pacml.sim.metrics import METRICS
 
 T_975_1 = 12.706204736174698  # Student t, 97.5 % quantile, 1 degree of freedom (tables)
@@ -222,3 +231,25 @@ def test_the_readme_glossary_is_the_metrics_definitions():
     readme = (ROOT / "README.md").read_text()
     missing = [k for k, v in METRICS.items() if f"| `{k}` | {v.replace('|', '/')} |" not in readme]
     assert not missing, f"README.md's metric glossary lacks or misstates {missing}"
+
+
+def _episode_rows(dist, policy, seed, arrived, causes):
+    rows = [{"dist": dist, "policy": policy, "replicate": 0, "seed": seed, "metric": "jobs_arrived", "value": arrived}]
+    for c in ("rejected", "invalid", "placement", "jct", "horizon"):
+        rows.append({**rows[0], "metric": f"blocked_{c}", "value": causes.get(c, 0)})
+    return rows
+
+
+def test_blocking_cause_shares_by_hand():
+    tidy = pd.DataFrame(
+        [
+            *_episode_rows("beta_a", "pacml", 0, 10, {"jct": 1, "placement": 1}),
+            *_episode_rows("beta_a", "pacml", 1, 20, {"jct": 2}),
+            *_episode_rows("beta_a", "para_max", 0, 10, {"horizon": 3}),
+        ]
+    )
+    shares = blocking_cause_shares(tidy).set_index(["policy", "cause"])["share"]
+    # the mean over episodes of each episode's share: jct (1/10 + 2/20) / 2, placement (1/10 + 0) / 2
+    assert shares[("pacml", "jct")] == pytest.approx(0.1) and shares[("pacml", "placement")] == pytest.approx(0.05)
+    assert shares[("para_max", "horizon")] == pytest.approx(0.3) and shares[("pacml", "horizon")] == 0.0
+    assert shares.groupby("policy").sum().to_dict() == pytest.approx({"pacml": 0.15, "para_max": 0.3})

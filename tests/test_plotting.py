@@ -57,3 +57,22 @@ def test_the_load_sweep_labels_each_swept_load_and_shows_throughput_in_mb_per_s(
     assert [t.get_text() for t in ax.get_xticklabels()] == ["700", "1400", "2800"]
     assert ax.get_ylabel() == "Demand throughput (MB/s)" and ax.lines[0].get_ydata()[0] == 25.0
     plt.close("all")
+
+
+def test_the_blocking_causes_figure_stacks_each_policys_causes(tmp_path):
+    from pacml.plotting import CAUSE_COLORS, blocking_causes
+    from pacml.sim.records import BLOCK_CAUSES
+
+    assert set(CAUSE_COLORS) == set(BLOCK_CAUSES)  # every cause has its colour
+    shares = pd.DataFrame(
+        [
+            {"dist": d, "policy": p, "cause": c, "share": s}
+            for d in ("beta_a", "beta_b")
+            for p, per_cause in (("pacml", {"jct": 0.1, "placement": 0.05}), ("para_max", {"horizon": 0.3}))
+            for c in BLOCK_CAUSES
+            for s in [per_cause.get(c, 0.0)]
+        ]
+    )
+    blocking_causes(shares, str(tmp_path / "c.png"), str(tmp_path / "c.pdf"))
+    assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "c.pdf").read_bytes()[:5] == b"%PDF-"

@@ -194,6 +194,7 @@ FIGURE_NAMES = (
     "performance_vs_load",
     "graph_characterisation",
     "decisions",
+    "blocking_causes",
 )
 
 

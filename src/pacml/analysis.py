@@ -150,6 +150,20 @@ def summarise_all(
     return text
 
 
+def blocking_cause_shares(tidy: pd.DataFrame) -> pd.DataFrame:
+    """Why jobs were blocked: per (dist, policy) and cause, the mean over episodes of the share
+    of arrived jobs blocked with that cause (`pacml.sim.records.BLOCK_CAUSES`); a policy's shares
+    add up to its blocking rate. Tidy: dist, policy, cause, share."""
+    from pacml.sim.records import BLOCK_CAUSES
+
+    wide = tidy.pivot_table(index=["dist", "policy", "replicate", "seed"], columns="metric", values="value")
+    arrived = wide["jobs_arrived"].where(wide["jobs_arrived"] > 0)
+    shares = pd.DataFrame({c: wide[f"blocked_{c}"] / arrived for c in BLOCK_CAUSES})
+    shares.columns.name = "cause"
+    out = shares.groupby(["dist", "policy"], sort=True).mean().stack().rename("share").reset_index()
+    return out[["dist", "policy", "cause", "share"]]
+
+
 BETA_BINS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
 
 

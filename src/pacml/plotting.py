@@ -288,6 +288,39 @@ def graph_characterisation(summary: pd.DataFrame, png: str, pdf: str) -> None:
     _save(fig, png, pdf)
 
 
+CAUSE_COLORS = {
+    "jct": "#d55e00",
+    "placement": "#0173b2",
+    "horizon": "#949494",
+    "rejected": "#029e73",
+    "invalid": "#cc78bc",
+}
+"""One colour per block cause (`pacml.sim.records.BLOCK_CAUSES`), in every figure."""
+
+
+def blocking_causes(shares: pd.DataFrame, png: str, pdf: str) -> None:
+    """Per distribution (panels): each policy's blocking rate as a stacked bar of its causes
+    (`pacml.analysis.blocking_cause_shares`)."""
+    plt, _ = _setup()
+    dists = list(dict.fromkeys(shares["dist"]))
+    fig, axes = plt.subplots(1, len(dists), figsize=(3.6 * len(dists), 3.2), squeeze=False, sharey=True)
+    for ax, d in zip(axes[0], dists):
+        wide = shares[shares["dist"] == d].pivot(index="policy", columns="cause", values="share")
+        order = [p for p in POLICY_LABELS if p in wide.index] + sorted(set(wide.index) - set(POLICY_LABELS))
+        wide = wide.loc[order[::-1]]  # the first policy on top
+        left = np.zeros(len(wide))
+        for cause, color in CAUSE_COLORS.items():
+            if cause in wide.columns and wide[cause].sum() > 0:
+                ax.barh([_label(p) for p in wide.index], wide[cause], left=left, color=color, label=cause)
+                left += wide[cause].to_numpy()
+        ax.set(title=d, xlabel="Share of arrived jobs blocked")
+    handles = {h.get_label(): h for ax in axes[0] for h in ax.containers}
+    fig.legend(handles.values(), handles.keys(), fontsize=8, loc="upper center", ncol=len(handles), frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 0.9))  # the legend above the panels, off the bars
+    fig.savefig(png, dpi=150)
+    fig.savefig(pdf)
+
+
 DECISION_POLICIES = ("pacml", "best_fixed", "rollout", "rollout_clairvoyant", "para_max")
 
 
@@ -342,3 +375,6 @@ def make_figures(cfg: Config, inputs, outputs: list[str], decisions_csv: str | P
     table = decision_table(jobs)
     table.to_csv(decisions_csv, index=False)
     decisions(table, *pairs["decisions"])
+    from pacml.analysis import blocking_cause_shares
+
+    blocking_causes(blocking_cause_shares(tidy), *pairs["blocking_causes"])
