@@ -12,7 +12,12 @@ def tidy(policies: list[str]) -> pd.DataFrame:
     rows = []
     for i, p in enumerate(policies):
         for seed in range(3):
-            for metric, value in (("blocking_rate", 0.1 * (i + 1) + 0.01 * seed), ("demand_throughput", 1e6 * (i + 1))):
+            for metric, value in (
+                ("blocking_rate", 0.1 * (i + 1) + 0.01 * seed),
+                ("demand_throughput", 1e6 * (i + 1)),
+                ("worker_utilisation", 0.5),
+                ("mean_jct", 100.0 * (i + 1)),
+            ):
                 rows.append({"dist": "beta_a", "policy": p, "seed": seed, "metric": metric, "value": value})
     return pd.DataFrame(rows)
 
@@ -32,7 +37,13 @@ def test_the_bars_use_the_fixed_colours_and_the_pdf_embeds_truetype(tmp_path, po
 
     performance_bars(tidy(policies), str(tmp_path / "bars.png"), str(tmp_path / "bars.pdf"))
     fig = plt.gcf()
-    legend = fig.axes[1].get_legend()
+    legend = fig.axes[-1].get_legend()
+    assert [ax.get_ylabel() for ax in fig.axes] == [
+        "Blocking rate",
+        "Throughput (MB/s)",
+        "Worker utilisation",
+        "Mean JCT of completed jobs (s)",
+    ]
     shown = {t.get_text(): mcolors.to_hex(h.get_facecolor()) for t, h in zip(legend.get_texts(), legend.legend_handles)}
     assert shown == {POLICY_LABELS[p]: POLICY_COLORS[p] for p in policies}
     plt.close("all")

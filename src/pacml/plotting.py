@@ -123,10 +123,12 @@ def validation_curves(curves: list[str], tidy: pd.DataFrame, png: str, pdf: str)
 
 def performance_bars(tidy: pd.DataFrame, png: str, pdf: str) -> None:
     plt, sns = _setup()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    fig, axes = plt.subplots(1, 4, figsize=(17, 3.4))
     for ax, metric, ylabel in (
         (axes[0], "blocking_rate", "Blocking rate"),
         (axes[1], "demand_throughput", "Throughput (MB/s)"),
+        (axes[2], "worker_utilisation", "Worker utilisation"),
+        (axes[3], "mean_jct", "Mean JCT of completed jobs (s)"),
     ):
         sub = tidy[tidy["metric"] == metric].copy()
         sub["policy"] = sub["policy"].map(_label)
@@ -136,8 +138,10 @@ def performance_bars(tidy: pd.DataFrame, png: str, pdf: str) -> None:
             data=sub, x="dist", y="value", hue="policy", errorbar=("ci", 95), ax=ax, saturation=1, **_hue(sub["policy"])
         )  # saturation 1: the bars in the colours the lines use
         ax.set(xlabel="β distribution", ylabel=ylabel)
-    axes[0].get_legend().remove()
-    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    for ax in axes[:-1]:
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    axes[-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     _save(fig, png, pdf)
 
 
