@@ -253,3 +253,18 @@ def test_blocking_cause_shares_by_hand():
     assert shares[("pacml", "jct")] == pytest.approx(0.1) and shares[("pacml", "placement")] == pytest.approx(0.05)
     assert shares[("para_max", "horizon")] == pytest.approx(0.3) and shares[("pacml", "horizon")] == 0.0
     assert shares.groupby("policy").sum().to_dict() == pytest.approx({"pacml": 0.15, "para_max": 0.3})
+
+
+def test_a_parent_run_carries_the_key_metrics_of_each_policy(tmp_path):
+    from pacml.analysis import KEY_METRICS, parent_metrics
+
+    files = [
+        eval_file(tmp_path / "p.json", "beta_a", "pacml", [0.1, 0.2]),
+        eval_file(tmp_path / "m.json", "beta_a", "para_max", [0.3, 0.3]),
+    ]
+    sel = selection(tmp_path / "sel.json", "beta_a", 4, "fixed-4")
+    metrics = parent_metrics(aggregate_dist(files, tmp_path / "s.csv", tmp_path / "t.csv", sel))
+    assert set(metrics) == {f"{p}.{m}" for p in ("pacml", "para_max") for m in KEY_METRICS}
+    assert metrics["pacml.blocking_rate"] == pytest.approx(0.15) and metrics["para_max.mean_degree"] == pytest.approx(
+        3.0
+    )

@@ -256,6 +256,10 @@ def test_smoke_profile_end_to_end(tmp_path):
     )
     artifacts = {f.path for f in mlflow.MlflowClient().list_artifacts(train.info.run_id)}
     assert {"best.pt", "last.pt", "curve.json", "config.yaml"} <= artifacts, artifacts
+    parent = next(r for r in runs if r.data.tags.get("kind") == "parent" and r.data.tags["dist"] == "beta_a")
+    summary = pd.read_csv(res / "beta_a" / "summary.csv").set_index(["policy", "metric"])["mean"]
+    assert parent.data.metrics["pacml.blocking_rate"] == pytest.approx(summary[("pacml", "blocking_rate")])
+    assert "summary.csv" in {f.path for f in mlflow.MlflowClient().list_artifacts(parent.info.run_id)}
     evaluation = next(r for r in runs if r.data.tags.get("kind") == "evaluate")
     assert evaluation.info.run_name.startswith("eval ") and "workload.horizon_s" in evaluation.data.params
 

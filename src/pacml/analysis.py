@@ -93,6 +93,13 @@ def aggregate_dist(
     return summary
 
 
+def parent_metrics(summary: pd.DataFrame) -> dict[str, float]:
+    """A distribution's summary as MLflow metrics of its parent run: ``<policy>.<metric>`` means of
+    `KEY_METRICS` (e.g. ``pacml.blocking_rate``)."""
+    rows = summary[summary["metric"].isin(KEY_METRICS)]
+    return {f"{r.policy}.{r.metric}": float(r.mean) for r in rows.itertuples()}
+
+
 POLICY_NOTES = {"rollout_clairvoyant": " (clairvoyant: sees the true future; an upper bound, not deployable)"}
 
 

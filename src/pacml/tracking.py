@@ -5,7 +5,8 @@ parent run per JCT distribution (tag ``dist``), created once by the workflow's
 ``mlflow_init`` rule; one child run per (policy, seed) with tags ``dist``, ``policy``,
 ``seed``, ``kind`` (train or evaluate), ``config_hash``, ``scale``, ``graph_source``, ``git_commit``
 and MLflow's context tags (user, source, ``mlflow.source.git.commit``); the whole resolved
-config as params and as a ``config.yaml`` artifact; per-update
+config as params and as a ``config.yaml`` artifact; the parent carries its distribution's
+summary (``<policy>.<metric>`` means and ``summary.csv``); per-update
 training metrics (the names of `pacml.sim.metrics.METRICS` and the ``losses/``,
 ``charts/``, ``perf/`` keys of training) and the checkpoints and evaluation files as
 artifacts. The store is a SQLite file (``tracking.db``; created by one process before parallel
@@ -61,6 +62,17 @@ class RunStore:
 
     def parent(self, dist: str) -> str:
         return json.loads(Path(self.parents_json).read_text())[dist]
+
+
+def log_to_parent(store: RunStore | None, dist: str, metrics: dict, files=()) -> None:
+    """The distribution's parent run carries its summary: ``metrics`` (e.g. ``pacml.blocking_rate``)
+    and ``files`` as artifacts (nothing without a store). Logged again on each aggregation."""
+    if store is None:
+        return
+    run = Run(_mlflow(store_uri(store.store)), store.parent(dist))
+    run.log_metrics(metrics)
+    for path in files:
+        run.log_artifact(path)
 
 
 @contextmanager

@@ -54,10 +54,14 @@ rule aggregate:
     input:
         evals=expand("results/{{dist}}/eval/{policy}_seed{seed}.json", policy=POLICIES, seed=SEEDS),
         selection="results/{dist}/selection.json",
+        parents=rules.mlflow_init.output[0],
     output:
         summary=report("results/{dist}/summary.csv", caption="../report/summary.rst", category="Tables",
                        subcategory="{dist}"),
         tidy="results/{dist}/metrics.csv",
+    params:
+        store=TRACKING.store,  # the parent run carries the distribution's summary
+        experiment=TRACKING.experiment,
     log:
         "results/logs/aggregate/{dist}.log",
     benchmark:
