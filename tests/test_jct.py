@@ -184,3 +184,54 @@ def test_a_split_op_shares_its_time_and_memory_evenly():
         assert n == 2 and pg.memory_bytes[subs].tolist() == [g.memory_bytes[op] / 2] * 2
         assert pg.compute_time_s[subs].tolist() == [g.compute_time_s[op] / 2] * 2
     assert pg.memory_bytes.sum() == pytest.approx(g.memory_bytes.sum())
+
+
+def _three_ops():
+    """A (1 ms, split in 2 at action 2) -> B -> C (no time: never split), activations 4e8, 1e6,
+    3e6 bytes; their backward twins C' -> B' -> A' and the join C -> C'."""
+    return training_graph(
+        "abc", ["n1", "n2", "n3"], ["A", "B", "C"], np.array([1e-3, 0.0, 0.0]), np.array([1e-3, 0.0, 0.0]),
+        np.array([4e8, 1e6, 3e6]), np.zeros(3), [(0, 1), (1, 2)], 2,
+    )  # fmt: skip
+
+
+def test_the_papers_sub_dependency_sizes_by_hand():
+    g = _three_ops()
+    a, b, c, a2, b2, c2 = range(6)  # forward A, B, C, then the twins A', B', C'
+    mem = g.memory_bytes
+    assert mem[b] != mem[c] and mem[b2] != mem[a2]  # so that taking the wrong op's memory shows
+    pg = partition(g, 2, Q)
+    assert pg.degree.tolist() == [2, 1, 1, 2, 1, 1]
+    sizes: dict[tuple[int, int], list[float]] = {}
+    groups: dict[tuple[int, int], set[int]] = {}
+    for s, d, size, sync, grp in zip(pg.src, pg.dst, pg.size_bytes, pg.is_sync, pg.group):
+        if not sync:
+            key = (int(pg.sub_op[s]), int(pg.sub_op[d]))
+            sizes.setdefault(key, []).append(float(size))
+            groups.setdefault(key, set()).add(int(grp))
+    # split order (ddls B7/B8): A at step 0, A' at 1, the unsplit never. A -> B: B is not split
+    # later than A, so B's memory over 2 x 1; B -> C and C' -> B' and the join: unsplit to
+    # unsplit carries the source's memory; B' -> A': A' splits later, so B''s memory over 1 x 2
+    assert sizes == {
+        (a, b): [mem[b] / 2] * 2,
+        (b, c): [mem[b]],
+        (c2, b2): [mem[c2]],
+        (b2, a2): [mem[b2] / 2] * 2,
+        (c, c2): [mem[c]],
+    }
+    # collective groups: out-edges of a split forward op, in-edges of a split backward op
+    assert groups == {(a, b): {a}, (b, c): {-1}, (c2, b2): {-1}, (b2, a2): {a2}, (c, c2): {-1}}
+    plain = partition(g, 2, Q, paper_edge_sizes=False)  # the dependency's own size over n_u x n_v
+    own = dict(zip(zip(g.src.tolist(), g.dst.tolist()), g.size_bytes.tolist()))
+    got = {
+        (int(plain.sub_op[s]), int(plain.sub_op[d])): float(z)
+        for s, d, z, y in zip(plain.src, plain.dst, plain.size_bytes, plain.is_sync)
+        if not y
+    }
+    assert got == {
+        (a, b): own[(a, b)] / 2,
+        (b, c): own[(b, c)],
+        (c2, b2): own[(c2, b2)],
+        (b2, a2): own[(b2, a2)] / 2,
+        (c, c2): own[(c, c2)],
+    }
