@@ -114,7 +114,8 @@ def context_tags(source: str, commit: str | None = None) -> dict[str, str]:
 
 def config_params(cfg) -> dict[str, str]:
     """The whole resolved config (a `pacml.config.Config`) as flat dotted MLflow params, less the
-    experiments and scales (their own sections) and what never changes a number (threads)."""
+    experiments and scales (their own sections), where the run is recorded (``tracking``: the
+    same run in another store is the same run) and what never changes a number (threads)."""
     import dataclasses
 
     from pacml.config import NOT_RESULT_KEYS
@@ -126,19 +127,20 @@ def config_params(cfg) -> dict[str, str]:
         else:
             yield prefix, ",".join(map(str, node)) if isinstance(node, (list, tuple)) else str(node)
 
-    tree = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("experiments", "extra")}
+    tree = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("experiments", "extra", "tracking")}
     return {k: v for k, v in flat(tree, "") if k not in NOT_RESULT_KEYS}
 
 
 def log_config(run: Tracker, cfg) -> None:
-    """Log ``cfg`` on ``run``: every key as a param and the tree as a ``config.yaml`` artifact."""
+    """Log ``cfg`` on ``run``: every key as a param and the tree as a ``config.yaml`` artifact
+    (both without ``tracking``: `config_params`)."""
     import dataclasses
     import tempfile
 
     import yaml
 
     run.log_params(config_params(cfg))
-    tree = {k: v for k, v in dataclasses.asdict(cfg).items() if k != "extra"}
+    tree = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("extra", "tracking")}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "config.yaml"
         path.write_text(yaml.safe_dump(json.loads(json.dumps(tree)), sort_keys=False))
