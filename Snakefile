@@ -11,10 +11,12 @@
 import os
 import time
 
+from pacml.report import FRONT_PAGE_ENV
+
 
 configfile: "config.yaml"
 # The report's front page: the report rule writes one with the run's summary (pacml.report)
-report: os.environ.get("PACML_REPORT_FRONT_PAGE", "workflow/report/workflow.rst")
+report: os.environ.get(FRONT_PAGE_ENV, "workflow/report/workflow.rst")
 
 
 include: "workflow/rules/common.smk"

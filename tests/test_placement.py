@@ -13,6 +13,8 @@ from pacml.graphs.partition import partition
 
 TOPO = RampTopology(ClusterConfig())  # the paper's 4 x 4 x 2
 Q = 1e-5  # partition.min_op_time_s
+DEGREES = st.sampled_from(TOPO.placeable_degrees)
+OCCUPANCY = st.integers(0, TOPO.all_mask)  # the busy servers
 
 
 def mixed_chain():
@@ -74,11 +76,7 @@ def test_gnmt_at_16_takes_21_servers_under_ddls_and_16_under_compact(paper_graph
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    model=st.integers(0, 4),
-    action=st.sampled_from(TOPO.placeable_degrees),
-    busy=st.integers(0, TOPO.all_mask),
-)
+@given(model=st.integers(0, 4), action=DEGREES, busy=OCCUPANCY)
 def test_compact_never_puts_an_op_outside_the_jobs_n_servers(model_graphs, model, action, busy):
     pg = partition(model_graphs[model], action, Q, TOPO.placeable_degrees)
     free = TOPO.all_mask & ~busy
@@ -135,12 +133,8 @@ def two_chains_join():
 
 
 @settings(max_examples=120, deadline=None)
-@given(
-    model=st.integers(0, 5),
-    action=st.sampled_from(TOPO.placeable_degrees),
-    busy=st.integers(0, TOPO.all_mask),
-)
-def test_ddls_by_chains_equals_the_op_by_op_first_fit(model_graphs, model, action, busy):
+@given(model=st.integers(0, 5), action=DEGREES, busy=OCCUPANCY)
+def test_ddls_by_degree_equals_the_op_by_op_first_fit(model_graphs, model, action, busy):
     """Where memory cannot bind, `place` puts every op of degree n on the first free block of n;
     the op by op walk with every memory test gives the same servers for every sub-op."""
     from pacml.cluster.placement import _first_fit, _place_by_degree

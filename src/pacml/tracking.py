@@ -116,8 +116,6 @@ def config_params(cfg) -> dict[str, str]:
     """The whole resolved config (a `pacml.config.Config`) as flat dotted MLflow params, less the
     experiments and scales (their own sections), where the run is recorded (``tracking``: the
     same run in another store is the same run) and what never changes a number (threads)."""
-    import dataclasses
-
     from pacml.config import NOT_RESULT_KEYS
 
     def flat(node, prefix: str):
@@ -127,23 +125,28 @@ def config_params(cfg) -> dict[str, str]:
         else:
             yield prefix, ",".join(map(str, node)) if isinstance(node, (list, tuple)) else str(node)
 
-    tree = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("experiments", "extra", "tracking")}
+    tree = {k: v for k, v in _logged_config(cfg).items() if k != "experiments"}
     return {k: v for k, v in flat(tree, "") if k not in NOT_RESULT_KEYS}
+
+
+def _logged_config(cfg) -> dict:
+    """The config tree a run records: without its scales (``extra``) and ``tracking``."""
+    import dataclasses
+
+    return {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("extra", "tracking")}
 
 
 def log_config(run: Tracker, cfg) -> None:
     """Log ``cfg`` on ``run``: every key as a param and the tree as a ``config.yaml`` artifact
     (both without ``tracking``: `config_params`)."""
-    import dataclasses
     import tempfile
 
     import yaml
 
     run.log_params(config_params(cfg))
-    tree = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("extra", "tracking")}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "config.yaml"
-        path.write_text(yaml.safe_dump(json.loads(json.dumps(tree)), sort_keys=False))
+        path.write_text(yaml.safe_dump(json.loads(json.dumps(_logged_config(cfg))), sort_keys=False))
         run.log_artifact(path)
 
 
