@@ -68,7 +68,7 @@ rule aggregate:
         "results/benchmarks/aggregate/{dist}.tsv"
     threads: 1
     resources:
-        mem_mb=500,
+        mem_mb=1000,  # 386 MiB peak here, 510 MiB under CI's SLURM: 500 was killed there
     conda:
         "../../envs/pacml.yaml"
     script:
@@ -90,7 +90,7 @@ rule summary:
         "results/benchmarks/summary.tsv"
     threads: 1
     resources:
-        mem_mb=500,
+        mem_mb=1000,
     conda:
         "../../envs/pacml.yaml"
     script:

@@ -164,7 +164,7 @@ rule experiments_table:
         "results/logs/experiments/summary.log",
     threads: 1
     resources:
-        mem_mb=500,
+        mem_mb=1000,
     conda:
         "../../envs/pacml.yaml"
     script:
