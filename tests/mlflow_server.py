@@ -24,10 +24,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def mlflow_server(folder: Path, prefix: tuple[str, ...] = (), timeout_s: float = 180) -> Iterator[str]:
-    """Serve ``folder/server.db`` with artifacts in ``folder/artifacts``; yields the URL.
-    ``prefix`` runs it under another command (``ip netns exec NAME``: that exec()s, so the
-    process group is still the server's)."""
+def mlflow_server(
+    folder: Path, prefix: tuple[str, ...] = (), timeout_s: float = 180, backend: str | None = None
+) -> Iterator[str]:
+    """Serve ``folder/server.db`` (or the store ``backend``, e.g. a workflow's SQLite file) with
+    new artifacts in ``folder/artifacts``; yields the URL. ``prefix`` runs it under another
+    command (``ip netns exec NAME``: that exec()s, so the process group is still the server's)."""
     folder.mkdir(parents=True, exist_ok=True)
     port = free_port()
     cmd = [
@@ -41,7 +43,7 @@ def mlflow_server(folder: Path, prefix: tuple[str, ...] = (), timeout_s: float =
         "--workers",
         "1",
         "--backend-store-uri",
-        f"sqlite:///{folder / 'server.db'}",
+        backend or f"sqlite:///{folder / 'server.db'}",
         "--artifacts-destination",
         str(folder / "artifacts"),
     ]
@@ -111,7 +113,8 @@ def run_tree(store: str, experiment: str) -> dict:
                     k: v for k, v in t.items() if k in ("current", "config_hash", "kind", "dist", "policy", "seed")
                 },
                 "params": r.data.params,
-                "metric_names": sorted(metrics),
+                # system metrics: sampled every 10 s, so a short run may have none in one store
+                "metric_names": sorted(k for k in metrics if not k.startswith("system/")),
                 "metrics": {k: v for k, v in metrics.items() if not k.startswith("perf/")}
                 if t.get("kind") == "evaluate"
                 else {},

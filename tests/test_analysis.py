@@ -1,5 +1,6 @@
 """The tables the results are read from, on hand-written evaluation rows: tidy rows, means and
-95 % confidence intervals, the Markdown summary, best_fixed's rows, the decision table."""
+95 % confidence intervals (hierarchical bootstrap), the blocking reductions, the Markdown
+summary, best_fixed's rows, the decision table."""
 
 from __future__ import annotations
 
@@ -11,18 +12,19 @@ import pandas as pd
 import pytest
 
 from pacml.analysis import (
+    CI_METHOD,
     POLICY_NOTES,
     aggregate_dist,
     blocking_cause_shares,
+    bootstrap_draws,
     decision_table,
     mean_ci,
+    reduction_rows,
     summarise,
     summarise_all,
     tidy_rows,
 )
 from pacml.sim.metrics import METRICS
-
-T_975_1 = 12.706204736174698  # Student t, 97.5 % quantile, 1 degree of freedom (tables)
 
 
 def eval_file(path, dist, policy, rates):
@@ -71,12 +73,16 @@ def test_the_per_distribution_summary_by_hand(tmp_path):
     assert pd.read_csv(tmp_path / "s.csv").shape == summary.shape
     assert len(pd.read_csv(tmp_path / "t.csv")) == 4 * len(METRICS)
     row = summary[(summary["policy"] == "pacml") & (summary["metric"] == "blocking_rate")].iloc[0]
-    # mean 0.15; sample sd 0.1 / sqrt(2); half-width t x sd / sqrt(2) = t x 0.05
-    assert row["mean"] == pytest.approx(0.15) and row["ci95"] == pytest.approx(T_975_1 * 0.05) and row["n"] == 2
+    # two agents, one test seed each: a resample's mean is 0.1, 0.15 or 0.2 (1/4, 1/2, 1/4), so
+    # the 2.5 % and 97.5 % quantiles are the two agents' own rates
+    assert (row["mean"], row["ci_low"], row["ci_high"], row["n"]) == pytest.approx((0.15, 0.1, 0.2, 2))
     flat = summary[(summary["policy"] == "para_max") & (summary["metric"] == "blocking_rate")].iloc[0]
-    assert flat["mean"] == pytest.approx(0.3) and flat["ci95"] == pytest.approx(0.0, abs=1e-12)
+    assert (flat["mean"], flat["ci_low"], flat["ci_high"]) == pytest.approx((0.3, 0.3, 0.3))
+    red = summary[summary["metric"] == "blocking_reduction_vs_para_max"].iloc[0]  # paired: 1 - 0.1/0.3 .. 1 - 0.2/0.3
+    assert red["policy"] == "pacml" and red["n"] == 2
+    assert (red["mean"], red["ci_low"], red["ci_high"]) == pytest.approx((0.5, 1 / 3, 2 / 3))
     bf = summary[summary["metric"] == "best_fixed_degree"].iloc[0]
-    assert (bf["policy"], bf["mean"], bf["n"]) == ("best_fixed", 4.0, 3) and math.isnan(bf["ci95"])
+    assert (bf["policy"], bf["mean"], bf["n"]) == ("best_fixed", 4.0, 3) and math.isnan(bf["ci_low"])
 
 
 def test_the_markdown_summary_by_hand(tmp_path):
@@ -93,20 +99,20 @@ def test_the_markdown_summary_by_hand(tmp_path):
         selection(tmp_path / "b.json", "beta_b", 16, "fixed-16"),
     ]
     text = summarise_all([tidy], tmp_path / "summary.csv", tmp_path / "summary.md", sels)
-    half = T_975_1 * 0.05
     assert text == (
-        "Blocking rate, mean ± 95 % CI over replicates x test seeds (n per cell in brackets).\n"
+        f"Blocking rate, mean and {CI_METHOD}; episodes per cell in brackets.\n"
         "\n"
         "| policy | beta_a | beta_b |\n"
         "|---|---|---|\n"
-        f"| pacml | 0.150 ± {half:.3f} (2) | 0.000 (1) |\n"
-        "| para_max | 0.300 ± 0.000 (2) | 0.000 (1) |\n"
+        "| pacml | 0.150 [0.100, 0.200] (2) | 0.000 (1) |\n"
+        "| para_max | 0.300 [0.300, 0.300] (2) | 0.000 (1) |\n"
         "| best_fixed's degree (chosen on validation seeds) | 4 | 16 |\n"
         "| rollout's base policy | fixed-4 | fixed-16 |\n"
-        "| PAC-ML vs Para_max (lower by) | 50.0 % |  |\n"  # (0.3 - 0.15) / 0.3; nothing to lower on beta_b
+        # (0.3 - 0.15) / 0.3, paired resamples 1 - 0.1/0.3 .. 1 - 0.2/0.3; nothing to lower on beta_b
+        "| PAC-ML vs Para_max (lower by) | 50.0 % [33.3, 66.7] |  |\n"
     )
     assert (tmp_path / "summary.md").read_text() == text
-    assert f"{half:.3f}" == "0.635"
+    assert CI_METHOD.startswith("95 % CI by hierarchical bootstrap")
 
 
 def test_the_decision_table_by_hand():
@@ -139,7 +145,7 @@ def test_the_written_tables_are_the_returned_ones(tmp_path):
     ]
     sel = selection(tmp_path / "sel.json", "beta_a", 4, "fixed-4")
     summary = aggregate_dist(files, tmp_path / "s.csv", tmp_path / "t.csv", sel)
-    assert list(summary.columns) == ["dist", "policy", "metric", "mean", "ci95", "n"]
+    assert list(summary.columns) == ["dist", "policy", "metric", "mean", "ci_low", "ci_high", "n"]
     assert summary.index.equals(pd.RangeIndex(len(summary)))  # one row, one label
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "s.csv"), summary, check_dtype=False)
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "t.csv"), tidy_rows(files))
@@ -170,11 +176,71 @@ def test_summaries_are_sorted_whatever_order_the_rows_come_in():
     ]
 
 
+def cell(grid) -> pd.DataFrame:
+    """Rows (replicate, seed, value) of a replicates x test seeds grid (None: no episode)."""
+    return pd.DataFrame(
+        [
+            {"replicate": r, "seed": 100 + s, "value": v}
+            for r, row in enumerate(grid)
+            for s, v in enumerate(row)
+            if v is not None
+        ]
+    )
+
+
 def test_mean_ci_of_nothing_and_of_one_value():
-    empty = mean_ci(pd.Series([], dtype=float))  # no warning either: the suite turns them into errors
-    assert empty["n"] == 0 and math.isnan(empty["mean"]) and math.isnan(empty["ci95"])
-    one = mean_ci(pd.Series([float("nan"), 2.0]))  # NaN rows do not count
-    assert one["n"] == 1 and one["mean"] == 2.0 and math.isnan(one["ci95"])
+    empty = mean_ci(pd.DataFrame({"replicate": [], "seed": [], "value": []}, dtype=float))
+    assert empty["n"] == 0 and math.isnan(empty["mean"]) and math.isnan(empty["ci_low"])  # and no warning
+    one = mean_ci(cell([[float("nan"), 2.0]]))  # NaN rows do not count
+    assert one["n"] == 1 and one["mean"] == 2.0 and math.isnan(one["ci_low"]) and math.isnan(one["ci_high"])
+
+
+def test_the_interval_resamples_agents_first_so_it_keeps_their_spread():
+    # three agents, each the same on its three test seeds: 9 values, but 3 independent agents
+    grid = [[0.0] * 3, [1.0] * 3, [2.0] * 3]
+    out = mean_ci(cell(grid))
+    # a resample's mean is the mean of 3 agents drawn with replacement: all three 0 has
+    # probability 1/27 = 3.7 % > 2.5 %, so the interval runs from 0 to 2, the agents' extremes
+    assert (out["mean"], out["ci_low"], out["ci_high"], out["n"]) == (1.0, 0.0, 2.0, 9)
+    # the pooled Student-t interval over 9 values would be 1 ± 0.67: narrower than the agents differ
+    # the other way round, agents alike and seeds apart: each seed column drawn within each agent
+    seeds_apart = mean_ci(cell([[0.0, 1.0, 2.0]] * 3))
+    assert 0.0 < seeds_apart["ci_low"] < 1.0 < seeds_apart["ci_high"] < 2.0
+
+
+def test_the_bootstrap_is_seeded_and_nans_are_left_out():
+    a = mean_ci(cell([[0.1, 0.3, 0.2], [0.4, None, 0.5], [0.3, 0.2, float("nan")]]))
+    b = mean_ci(cell([[0.1, 0.3, 0.2], [0.4, None, 0.5], [0.3, 0.2, float("nan")]]))
+    assert a.equals(b)  # to the last digit
+    assert a["n"] == 7 and a["mean"] == pytest.approx(2.0 / 7)
+    assert a["ci_low"] < a["mean"] < a["ci_high"]
+    reps, seeds = bootstrap_draws((3, 3), resamples=50)
+    assert reps.shape == (50, 3, 1) and seeds.shape == (50, 3, 3)
+    assert set(np.unique(reps)) <= {0, 1, 2} and set(np.unique(seeds)) <= {0, 1, 2}
+
+
+def test_reductions_are_paired_episode_by_episode():
+    rows = []
+    for policy, grid in (("pacml", [[0.1, 0.2], [0.1, 0.2]]), ("para_max", [[0.2, 0.4], [0.2, 0.4]])):
+        rows += [
+            {**r, "dist": "beta_a", "policy": policy, "metric": "blocking_rate"} for r in cell(grid).to_dict("records")
+        ]
+    out = reduction_rows(pd.DataFrame(rows))
+    assert out[["dist", "policy", "metric"]].values.tolist() == [["beta_a", "pacml", "blocking_reduction_vs_para_max"]]
+    r = out.iloc[0]
+    # every episode halves para_max's blocking; paired resamples keep that, so the interval is
+    # the point 0.5 (unpaired draws would spread it from 1 - 0.2/0.2 = 0 to 1 - 0.1/0.4 = 0.75)
+    assert (r["mean"], r["ci_low"], r["ci_high"], r["n"]) == pytest.approx((0.5, 0.5, 0.5, 4))
+
+
+def test_a_reference_that_blocks_nothing_gives_no_reduction():
+    rows = [
+        {"dist": "beta_a", "policy": p, "replicate": 0, "seed": s, "metric": "blocking_rate", "value": v}
+        for p, v in (("pacml", 0.1), ("para_max", 0.0))
+        for s in (1, 2)
+    ]
+    r = reduction_rows(pd.DataFrame(rows)).iloc[0]
+    assert math.isnan(r["mean"]) and math.isnan(r["ci_low"]) and r["n"] == 2
 
 
 def test_a_markdown_summary_with_gaps_by_hand(tmp_path):
@@ -201,8 +267,10 @@ def test_a_markdown_summary_with_gaps_by_hand(tmp_path):
     ]
     assert note.startswith(" (clairvoyant")
     written = pd.read_csv(tmp_path / "summary.csv")
-    assert list(written.columns) == ["dist", "policy", "metric", "mean", "ci95", "n"]
-    assert len(written) == 5 * len(METRICS) + 1  # five (dist, policy) cells and best_fixed's degree
+    assert list(written.columns) == ["dist", "policy", "metric", "mean", "ci_low", "ci_high", "n"]
+    # five (dist, policy) cells, best_fixed's degree, and on beta_b pacml and rollout_clairvoyant
+    # against best_fixed
+    assert len(written) == 5 * len(METRICS) + 1 + 2
 
 
 def test_the_decision_table_counts_degree_one_and_sorts_its_groups():
@@ -264,7 +332,13 @@ def test_a_parent_run_carries_the_key_metrics_of_each_policy(tmp_path):
     ]
     sel = selection(tmp_path / "sel.json", "beta_a", 4, "fixed-4")
     metrics = parent_metrics(aggregate_dist(files, tmp_path / "s.csv", tmp_path / "t.csv", sel))
-    assert set(metrics) == {f"{p}.{m}" for p in ("pacml", "para_max") for m in KEY_METRICS}
+    # every key metric of both policies, and pacml's reduction against para_max (best_fixed was
+    # not evaluated here)
+    episode_metrics = [m for m in KEY_METRICS if not m.startswith("blocking_reduction")]
+    assert set(metrics) == {f"{p}.{m}" for p in ("pacml", "para_max") for m in episode_metrics} | {
+        "pacml.blocking_reduction_vs_para_max"
+    }
+    assert metrics["pacml.blocking_reduction_vs_para_max"] == pytest.approx(0.5)
     assert metrics["pacml.blocking_rate"] == pytest.approx(0.15) and metrics["para_max.mean_degree"] == pytest.approx(
         3.0
     )

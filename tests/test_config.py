@@ -121,6 +121,19 @@ def test_a_runs_config_hash_is_the_same_in_every_store():
     assert config_hash(load_config(overrides=["planning.horizon=10"])) != base
 
 
+def test_editing_a_scale_not_in_use_changes_no_runs_hash(tmp_path):
+    from pacml.config import config_hash
+
+    text = Path(CONFIG_YAML).read_text()
+    assert "  paper:\n" in text
+    edited = tmp_path / "config.yaml"
+    edited.write_text(text.replace("  paper:\n", "  paper:\n    ppo.learning_rate: 0.5\n", 1))
+    assert config_hash(load_config(edited)) == config_hash(load_config(CONFIG_YAML))
+    # the scale in use is applied to the tree, so its values count
+    scaled = ["workflow.scale=paper"]
+    assert config_hash(load_config(edited, scaled)) != config_hash(load_config(CONFIG_YAML, scaled))
+
+
 def test_each_job_hashes_the_keys_it_reads():
     from pacml.config import evaluation_keys, section_hash, training_keys
 

@@ -18,7 +18,9 @@ def tidy(policies: list[str]) -> pd.DataFrame:
                 ("worker_utilisation", 0.5),
                 ("mean_jct", 100.0 * (i + 1)),
             ):
-                rows.append({"dist": "beta_a", "policy": p, "seed": seed, "metric": metric, "value": value})
+                rows.append(
+                    {"dist": "beta_a", "policy": p, "replicate": 0, "seed": seed, "metric": metric, "value": value}
+                )
     return pd.DataFrame(rows)
 
 
@@ -35,7 +37,9 @@ def test_the_bars_use_the_fixed_colours_and_the_pdf_embeds_truetype(tmp_path, po
     import matplotlib.colors as mcolors
     import matplotlib.pyplot as plt
 
-    performance_bars(tidy(policies), str(tmp_path / "bars.png"), str(tmp_path / "bars.pdf"))
+    from pacml.analysis import summarise
+
+    performance_bars(summarise(tidy(policies)), str(tmp_path / "bars.png"), str(tmp_path / "bars.pdf"))
     fig = plt.gcf()
     legend = fig.axes[-1].get_legend()
     assert [ax.get_ylabel() for ax in fig.axes] == [
@@ -87,3 +91,47 @@ def test_the_blocking_causes_figure_stacks_each_policys_causes(tmp_path):
     blocking_causes(shares, str(tmp_path / "c.png"), str(tmp_path / "c.pdf"))
     assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "c.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_the_degree_distribution_stacks_each_policys_shares_of_placed_jobs(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from pacml.plotting import degree_distribution
+
+    jobs = pd.DataFrame(
+        [
+            {"dist": "beta_a", "policy": "pacml", "action": a}
+            for a in (4, 4, 8, 2, 0)  # the rejected job (degree 0) is not placed: left out
+        ]
+        + [{"dist": "beta_a", "policy": "para_max", "action": 16}] * 3
+    )
+    degree_distribution(jobs, str(tmp_path / "d.png"), str(tmp_path / "d.pdf"))
+    (ax,) = plt.gcf().axes
+    widths: dict[str, dict[str, float]] = {}
+    for container in ax.containers:
+        for patch, label in zip(container.patches, [t.get_text() for t in ax.get_yticklabels()]):
+            widths.setdefault(label, {})[container.get_label()] = patch.get_width()
+    plt.close("all")
+    assert widths["PAC-ML"] == {"2": 0.25, "4": 0.5, "8": 0.25, "16": 0.0}
+    assert widths["Para$_{max}$"] == {"2": 0.0, "4": 0.0, "8": 0.0, "16": 1.0}
+
+
+def test_the_reduction_figure_shows_the_summarys_reduction_and_interval(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from pacml.plotting import reduction
+
+    summary = pd.DataFrame(
+        [
+            {"dist": "beta_a", "policy": p, "metric": "blocking_reduction_vs_para_max", "mean": m, "ci_low": lo,
+             "ci_high": hi, "n": 9}
+            for p, m, lo, hi in (("pacml", 0.4, 0.3, 0.45), ("random", -1.0, -1.2, -0.8))
+        ]
+    )  # fmt: skip
+    reduction(summary, str(tmp_path / "r.png"), str(tmp_path / "r.pdf"))
+    (ax,) = plt.gcf().axes
+    bars = [p for c in ax.containers if hasattr(c, "patches") for p in c.patches]
+    (line,) = [c for c in ax.containers if not hasattr(c, "patches")][0].lines[2]  # the error bar's segments
+    plt.close("all")
+    assert [round(b.get_height(), 9) for b in bars] == [40.0]  # random is off the figure
+    assert line.get_segments()[0][:, 1].tolist() == pytest.approx([30.0, 45.0])

@@ -47,6 +47,22 @@ def runs_of(store, **tags):
     ]
 
 
+def test_a_training_run_records_its_machine_and_an_evaluation_does_not(store, monkeypatch):
+    import time
+
+    monkeypatch.setenv("MLFLOW_SYSTEM_METRICS_SAMPLING_INTERVAL", "0.2")  # not the 10 s default
+    with job_run(store, "beta_a", "train pacml seed=0", JOB, system_metrics=True):
+        time.sleep(1.0)
+    evaluation = {**JOB, "policy": "para_max", "kind": "evaluate"}
+    with job_run(store, "beta_a", "eval para_max seed=0", evaluation):
+        time.sleep(1.0)
+    (train,) = runs_of(store, kind="train")
+    (evaluate,) = runs_of(store, kind="evaluate")
+    assert {"system/cpu_utilization_percentage", "system/system_memory_usage_megabytes"} <= set(train.data.metrics)
+    assert 0 <= train.data.metrics["system/cpu_utilization_percentage"] <= 100
+    assert not [k for k in evaluate.data.metrics if k.startswith("system/")]
+
+
 def test_a_rerun_supersedes_the_finished_run_visibly(store):
     with job_run(store, "beta_a", "first", {**JOB, "config_hash": "aaa"}) as run:
         run.log_metrics({"x": 1.0})
@@ -140,3 +156,36 @@ def test_a_server_holds_the_run_tree_a_sqlite_file_holds(tmp_path, server, serve
     # each store kept the file in its own artifact root: the server's, and the file store's
     assert len(list(server_dir.glob("artifacts/**/train/curve.json"))) == 1
     assert len(list((tmp_path / "art").glob("**/train/curve.json"))) == 1
+
+
+def test_a_moved_results_folder_gets_its_artifact_links_back(tmp_path):
+    import shutil
+
+    from pacml.cli import main
+
+    first = tmp_path / "first" / "results" / "mlflow"
+    parents = init_store(first / "mlflow.db", "pacml", ["beta_a"], first / "artifacts")
+    (first / "parents.json").write_text(__import__("json").dumps(parents))
+    (tmp_path / "note.txt").write_text("logged")
+    with job_run(RunStore(first / "mlflow.db", "pacml", first / "parents.json"), "beta_a", "train", JOB) as run:
+        run.log_artifact(tmp_path / "note.txt")
+        run_id = run.run_id
+    moved = tmp_path / "moved" / "results"
+    shutil.move(tmp_path / "first" / "results", moved)
+    db = moved / "mlflow" / "mlflow.db"
+    client = mlflow.MlflowClient(store_uri(db))
+    with pytest.raises(mlflow.exceptions.MlflowException):  # the links still point at the old folder
+        client.download_artifacts(run_id, "note.txt", str(tmp_path))
+    assert main(["mlflow-relocate", "--db", str(db)]) == 0
+    got = client.download_artifacts(run_id, "note.txt", str(tmp_path / "dl"))
+    assert open(got).read() == "logged"
+    assert client.get_experiment_by_name("pacml").artifact_location == (moved / "mlflow" / "artifacts").as_uri()
+    assert main(["mlflow-relocate", "--db", str(db)]) == 0  # a second time moves nothing
+    assert main(["mlflow-relocate", "--db", str(tmp_path / "nothing.db")]) == 2
+    from pacml.tracking import relocate_artifacts
+
+    with pytest.raises(PacmlError, match="nothing.db: no MLflow SQLite store"):
+        relocate_artifacts(tmp_path / "nothing.db")
+    (tmp_path / "other.db").write_bytes(b"")
+    with pytest.raises(PacmlError, match="other.db: not an MLflow store"):
+        relocate_artifacts(tmp_path / "other.db")

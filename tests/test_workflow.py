@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -195,13 +196,48 @@ FIGURE_NAMES = (
     "graph_characterisation",
     "decisions",
     "blocking_causes",
+    "reduction",
+    "degree_distribution",
 )
 
 
-@pytest.mark.slow
-def test_smoke_profile_end_to_end(tmp_path):
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory) -> Path:
+    """The smoke scale run once for the module's tests (the end-to-end test then reruns
+    with changed keys in it, so it goes last)."""
+    tmp_path = tmp_path_factory.mktemp("smoke")
     out = snakemake(tmp_path, "--cores", "2", "--config", "workflow={scale: smoke}", timeout=900)
     assert out.returncode == 0, out.stderr[-4000:]
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_the_mlflow_ui_shows_a_smoke_runs_parents_and_children_in_a_browser(smoke_run):
+    """Headless Chromium on a smoke run's store, served on 127.0.0.1: the runs page lists the
+    parents (one per distribution); a training run's page shows its name and its parent."""
+    import mlflow
+    from browser import chromium, rendered_dom, runs_page
+
+    from mlflow_server import mlflow_server
+
+    binary = chromium()
+    if binary is None:
+        pytest.skip("no headless Chromium: chromium-headless-shell is not installed and cannot be (root, apt-get)")
+    db = f"sqlite:///{smoke_run / 'results' / 'mlflow' / 'mlflow.db'}"
+    client = mlflow.MlflowClient(db)
+    exp = client.get_experiment_by_name("pacml-smoke")
+    train = next(r for r in client.search_runs([exp.experiment_id]) if r.data.tags.get("kind") == "train")
+    with mlflow_server(smoke_run / "ui", backend=db) as url:
+        runs = rendered_dom(binary, runs_page(url, exp.experiment_id))
+        child = rendered_dom(binary, f"{url}/#/experiments/{exp.experiment_id}/runs/{train.info.run_id}")
+    assert "beta_a" in runs and "beta_d" in runs, runs[-2000:]  # the parents, the children folded under them
+    assert "train pacml seed=0" in child and "Parent run" in child, child[-2000:]
+    assert train.data.tags["dist"] in child.split("Parent run", 1)[1]  # linked to its distribution's parent
+
+
+@pytest.mark.slow
+def test_smoke_profile_end_to_end(smoke_run):
+    tmp_path = smoke_run
     planned = snakemake(tmp_path, "-n", "--cores", "2", "--config", "workflow={scale: smoke}")
     assert "Nothing to be done" in planned.stdout + planned.stderr  # a rerun redoes nothing
     res = tmp_path / "results"
@@ -212,7 +248,11 @@ def test_smoke_profile_end_to_end(tmp_path):
         assert set(summary["policy"]) == {"pacml", "para_max", "para_min", "best_fixed", "rollout"}
         degree = summary[summary["metric"] == "best_fixed_degree"]["mean"].item()
         assert degree == json.loads((res / d / "selection.json").read_text())["fixed_degree"]
-        assert {"mean", "ci95", "n"} <= set(summary.columns)
+        assert list(summary.columns) == ["dist", "policy", "metric", "mean", "ci_low", "ci_high", "n"]
+        rate = summary[summary["metric"] == "blocking_rate"].set_index("policy")["mean"]
+        red = summary[(summary["policy"] == "pacml") & (summary["metric"] == "blocking_reduction_vs_para_max")]
+        assert red["mean"].item() == pytest.approx(1 - rate["pacml"] / rate["para_max"])
+        assert red["n"].item() == 1 and np.isnan(red["ci_low"].item())  # one episode: no interval
         rows = json.loads((res / d / "eval" / "pacml_seed0.json").read_text())
         assert rows[0]["jobs_arrived"] > 0 and 0 <= rows[0]["blocking_rate"] <= 1
         curve = json.loads((res / d / "train" / "seed0" / "curve.json").read_text())
@@ -239,7 +279,8 @@ def test_smoke_profile_end_to_end(tmp_path):
     import mlflow
 
     mlflow.set_tracking_uri(f"sqlite:///{res / 'mlflow' / 'mlflow.db'}")
-    runs = mlflow.search_runs(experiment_names=["pacml"], output_format="list")
+    assert mlflow.get_experiment_by_name("pacml") is None  # smoke runs apart from real ones
+    runs = mlflow.search_runs(experiment_names=["pacml-smoke"], output_format="list")
     kinds = [r.data.tags.get("kind") for r in runs]
     assert kinds.count("parent") == 2 and kinds.count("train") == 2 and kinds.count("evaluate") == 10
     parents = {r.info.run_id for r in runs if r.data.tags.get("kind") == "parent"}
@@ -255,7 +296,28 @@ def test_smoke_profile_end_to_end(tmp_path):
         train.data.params["ppo.total_timesteps"] == "2000" and train.data.params["cluster.communication_groups"] == "4"
     )
     artifacts = {f.path for f in mlflow.MlflowClient().list_artifacts(train.info.run_id)}
-    assert {"best.pt", "last.pt", "curve.json", "config.yaml"} <= artifacts, artifacts
+    assert {"best.pt", "last.pt", "curve.json", "config.yaml", "agent"} <= artifacts, artifacts
+    # the agent as an MLflow model: it loads from the run and decides as its checkpoint does
+    agent = mlflow.pyfunc.load_model(f"runs:/{train.info.run_id}/agent")
+    assert [s.name for s in agent.metadata.get_input_schema().inputs] == ["graph_index", "global", "mask"]
+    from pacml.agent.mlflow_model import first_observation
+    from pacml.agent.policy import AgentPolicy
+
+    dist = train.data.tags["dist"]
+    checkpoint = res / dist / "train" / "seed0" / "best.pt"
+    obs = first_observation(checkpoint, res / "graphs", dist)
+    policy = AgentPolicy(checkpoint)
+    from pacml.env.partition_env import PartitionEnv
+    from pacml.runs import build_model
+
+    env = PartitionEnv(build_model(res / "graphs", policy.cfg), dist)
+    seen, done = env.reset(seed=0)[0], False
+    assert agent.predict(obs).tolist() == [policy.act(env.decision, np.random.default_rng(0))]
+    while not done:  # a whole episode, decision by decision
+        batch = {k: np.asarray(v)[None] for k, v in seen.items()}
+        degree = int(agent.predict(batch)[0])
+        assert degree == policy.act(env.decision, np.random.default_rng(0))
+        seen, _, done, _, _ = env.step(degree)
     parent = next(r for r in runs if r.data.tags.get("kind") == "parent" and r.data.tags["dist"] == "beta_a")
     summary = pd.read_csv(res / "beta_a" / "summary.csv").set_index(["policy", "metric"])["mean"]
     assert parent.data.metrics["pacml.blocking_rate"] == pytest.approx(summary[("pacml", "blocking_rate")])
@@ -294,7 +356,7 @@ def test_smoke_profile_end_to_end(tmp_path):
     assert counts["evaluate"] == 10 and not {"train", "select", "graphs", "mlflow_init"} & set(counts), counts
     again = snakemake(tmp_path, "--cores", "2", "--config", "workflow={scale: smoke}", smoke=smoke)
     assert again.returncode == 0, again.stderr[-4000:]
-    runs = [r for r in mlflow.search_runs(experiment_names=["pacml"], output_format="list")]
+    runs = [r for r in mlflow.search_runs(experiment_names=["pacml-smoke"], output_format="list")]
     jobs = [r for r in runs if r.data.tags.get("kind") != "parent"]
     assert len(jobs) == 22  # 2 train + 10 evaluations, then 10 more
     current = [r for r in jobs if r.data.tags.get("current") == "true"]

@@ -66,9 +66,12 @@ def test_exponential_arrivals_have_the_configured_mean_gap():
 
 
 def test_mean_ci_on_one_two_three_by_hand():
-    out = mean_ci(pd.Series([1.0, 2.0, 3.0]))
-    # sd 1, n 3; for 2 degrees of freedom t_p = (2p - 1) / sqrt(2p(1 - p)): t(0.975) = 0.95 / sqrt(0.04875)
-    assert out["mean"] == 2.0 and out["n"] == 3
-    assert out["ci95"] == pytest.approx(0.95 / np.sqrt(0.04875) / np.sqrt(3), rel=1e-9)
-    one = mean_ci(pd.Series([5.0, np.nan]))
-    assert one["mean"] == 5.0 and one["n"] == 1 and np.isnan(one["ci95"])
+    # three agents of one test seed each, or one agent of three seeds: a resample's mean is the
+    # mean of three draws from {1, 2, 3}; "all 1" and "all 3" each have probability 1/27 = 3.7 %
+    # (> 2.5 %), so the 95 % interval is [1, 3]
+    agents = mean_ci(pd.DataFrame({"replicate": [0, 1, 2], "seed": [100] * 3, "value": [1.0, 2.0, 3.0]}))
+    seeds = mean_ci(pd.DataFrame({"replicate": [0] * 3, "seed": [100, 101, 102], "value": [1.0, 2.0, 3.0]}))
+    for out in (agents, seeds):
+        assert (out["mean"], out["ci_low"], out["ci_high"], out["n"]) == (2.0, 1.0, 3.0, 3)
+    one = mean_ci(pd.DataFrame({"replicate": [0, 1], "seed": [100, 100], "value": [5.0, np.nan]}))
+    assert one["mean"] == 5.0 and one["n"] == 1 and np.isnan(one["ci_low"])

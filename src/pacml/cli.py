@@ -153,6 +153,17 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_mlflow_relocate(args: argparse.Namespace) -> int:
+    from pacml.tracking import relocate_artifacts
+
+    moved = relocate_artifacts(args.db)
+    for name, old, new in moved:
+        print(f"experiment {name}: artifacts {old} -> {new}")
+    if not moved:
+        print(f"{args.db}: every artifact location already points beside it")
+    return 0
+
+
 DIST_HELP = "JCT-requirement distribution: beta_a, beta_b, beta_c, beta_d, or one under distributions: in the config"
 
 
@@ -257,6 +268,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=_output_file, required=True, help="output JSON file")
     _add_config_args(p)
     p.set_defaults(func=_cmd_evaluate)
+
+    p = sub.add_parser(
+        "mlflow-relocate",
+        help="after moving results/: point the MLflow store's artifact links at the artifacts/ beside it",
+    )
+    p.add_argument("--db", default="results/mlflow/mlflow.db", help="the SQLite store (tracking.db)")
+    p.set_defaults(func=_cmd_mlflow_relocate)
     return parser
 
 

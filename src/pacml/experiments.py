@@ -15,7 +15,7 @@ An experiment has two job pools: ``train`` (what the agents under test learn on)
   from the main workflow (``results/<dist>/train/``, and its selections) when its config and
   pool are the same;
 - ``test/<dist>/eval/<policy>_seed<k>.json``: every policy on the test pool's test seeds;
-- ``summary.csv`` (tidy: experiment, dist, policy, metric, mean, ci95, n), ``summary.md``
+- ``summary.csv`` (tidy: experiment, dist, policy, metric, mean, ci_low, ci_high, n), ``summary.md``
   and ``figure.png``/``.pdf``.
 
 A sweep (``sweep: {key: [values]}``) is one such experiment a value, ``<name>/<value>``
@@ -295,8 +295,8 @@ def evaluate_policy(
 
 
 def summarise_experiment(name: str, eval_files, cfg: Config, out_csv, out_md, png, pdf) -> pd.DataFrame:  # noqa: F821
-    """The ``experiment_summary`` rule: mean and 95 % CI (over the agents' training seeds x
-    test seeds, as the workflow's summaries) of every metric per (dist, policy), tidy with the
+    """The ``experiment_summary`` rule: mean and 95 % CI (hierarchical bootstrap over the agents'
+    training seeds, then test seeds, as the workflow's summaries) of every metric per (dist, policy), tidy with the
     experiment's name; the Markdown table of blocking rates; the figure."""
     from pacml.analysis import summarise, tidy_rows
     from pacml.plotting import experiment_bars
@@ -307,13 +307,13 @@ def summarise_experiment(name: str, eval_files, cfg: Config, out_csv, out_md, pn
     Path(out_csv).parent.mkdir(parents=True, exist_ok=True)
     summary.to_csv(out_csv, index=False)
     Path(out_md).write_text(blocking_table(summary, experiment(cfg, name), name))
-    experiment_bars(tidy, name, png, pdf)
+    experiment_bars(summary, name, png, pdf)
     return summary
 
 
 def summarise_sweep(name: str, setting_csvs, cfg: Config, out_csv, out_md, png, pdf) -> pd.DataFrame:  # noqa: F821
     """The ``experiment_sweep`` rule: the settings' summaries in one tidy table (experiment,
-    setting, dist, policy, metric, mean, ci95, n), a Markdown table of blocking rates with a
+    setting, dist, policy, metric, mean, ci_low, ci_high, n), a Markdown table of blocking rates with a
     column per setting, and the figure across settings."""
     import pandas as pd
 
@@ -336,7 +336,7 @@ def summarise_sweep(name: str, setting_csvs, cfg: Config, out_csv, out_md, png, 
 
 
 def sweep_table(summary, exp: ExperimentConfig, name: str, key: str) -> str:
-    """Blocking rate (mean ± 95 % CI) per policy and setting, a table a test distribution,
+    """Blocking rate (mean [95 % CI, hierarchical bootstrap]) per policy and setting, a table a test distribution,
     and each setting's best policy."""
     rates = summary[summary["metric"] == "blocking_rate"]
     settings = list(dict.fromkeys(rates["setting"]))
@@ -361,7 +361,7 @@ def policy_order(policies) -> list[str]:
 
 
 def blocking_table(summary, exp: ExperimentConfig, name: str) -> str:
-    """Blocking rate (mean ± 95 % CI) per policy and test distribution, and the agents under
+    """Blocking rate (mean [95 % CI, hierarchical bootstrap]) per policy and test distribution, and the agents under
     test against the reference and the best baseline."""
     rates = summary[summary["metric"] == "blocking_rate"]
     dists = list(dict.fromkeys(rates["dist"]))
@@ -405,7 +405,7 @@ POLICY_TEXT = {TRANSFER: "PAC-ML, agents under test", "pacml": "PAC-ML trained h
 def _cell(r) -> str:
     if r is None:
         return "-"
-    return f"{r.mean:.3f}" if r.n < 2 else f"{r.mean:.3f} ± {r.ci95:.3f}"
+    return f"{r.mean:.3f}" if r.n < 2 else f"{r.mean:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]"
 
 
 def join_tables(tables, out) -> None:

@@ -121,40 +121,66 @@ def validation_curves(curves: list[str], tidy: pd.DataFrame, png: str, pdf: str)
     _save(fig, png, pdf)
 
 
-def performance_bars(tidy: pd.DataFrame, png: str, pdf: str) -> None:
-    plt, sns = _setup()
+def ci_bars(ax, summary: pd.DataFrame, metric: str, scale: float = 1.0) -> None:
+    """Grouped bars of one metric's means per distribution (x) and policy (hue, the fixed
+    palette and order) with the summary's own CI as error bars (`pacml.analysis.CI_METHOD`)."""
+    sub = summary[summary["metric"] == metric].copy()
+    sub["label"] = sub["policy"].map(_label)
+    hue = _hue(sub["label"])
+    dists = list(dict.fromkeys(sub["dist"]))
+    order = [lab for lab in hue["hue_order"] if lab in set(sub["label"])]
+    width = 0.8 / max(1, len(order))
+    for i, label in enumerate(order):
+        rows = sub[sub["label"] == label].set_index("dist").reindex(dists)
+        x = np.arange(len(dists)) - 0.4 + width * (i + 0.5)
+        mean = rows["mean"].to_numpy(float) * scale
+        low = np.nan_to_num(mean - rows["ci_low"].to_numpy(float) * scale)
+        high = np.nan_to_num(rows["ci_high"].to_numpy(float) * scale - mean)
+        ax.bar(x, mean, width, color=hue["palette"][label], label=label)
+        ax.errorbar(x, mean, yerr=[low, high], fmt="none", ecolor="black", elinewidth=0.8, capsize=1.5)
+    ax.set_xticks(range(len(dists)), dists)
+
+
+def performance_bars(summary: pd.DataFrame, png: str, pdf: str) -> None:
+    plt, _ = _setup()
     fig, axes = plt.subplots(1, 4, figsize=(17, 3.4))
-    for ax, metric, ylabel in (
-        (axes[0], "blocking_rate", "Blocking rate"),
-        (axes[1], "demand_throughput", "Throughput (MB/s)"),
-        (axes[2], "worker_utilisation", "Worker utilisation"),
-        (axes[3], "mean_jct", "Mean JCT of completed jobs (s)"),
+    for ax, metric, ylabel, scale in (
+        (axes[0], "blocking_rate", "Blocking rate", 1.0),
+        (axes[1], "demand_throughput", "Throughput (MB/s)", 1e-6),
+        (axes[2], "worker_utilisation", "Worker utilisation", 1.0),
+        (axes[3], "mean_jct", "Mean JCT of completed jobs (s)", 1.0),
     ):
-        sub = tidy[tidy["metric"] == metric].copy()
-        sub["policy"] = sub["policy"].map(_label)
-        if metric == "demand_throughput":
-            sub["value"] = sub["value"] / 1e6
-        sns.barplot(
-            data=sub, x="dist", y="value", hue="policy", errorbar=("ci", 95), ax=ax, saturation=1, **_hue(sub["policy"])
-        )  # saturation 1: the bars in the colours the lines use
+        ci_bars(ax, summary, metric, scale)
         ax.set(xlabel="β distribution", ylabel=ylabel)
-    for ax in axes[:-1]:
-        if ax.get_legend() is not None:
-            ax.get_legend().remove()
     axes[-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     _save(fig, png, pdf)
 
 
-def experiment_bars(tidy: pd.DataFrame, title: str, png: str, pdf: str) -> None:
-    """An experiment's blocking rate per test distribution and policy, 95 % CI over the
-    agents' training seeds x test seeds (`pacml.experiments`)."""
-    plt, sns = _setup()
-    sub = tidy[tidy["metric"] == "blocking_rate"].copy()
-    sub["policy"] = sub["policy"].map(_label)
-    fig, ax = plt.subplots(figsize=(3.2 + 1.6 * sub["dist"].nunique(), 3.4))
-    sns.barplot(
-        data=sub, x="dist", y="value", hue="policy", errorbar=("ci", 95), ax=ax, saturation=1, **_hue(sub["policy"])
-    )
+REDUCTION_POLICIES = ("pacml", "best_fixed", "rollout", "rollout_clairvoyant", "oracle", "para_min")
+"""The policies whose blocking reduction against Para_max the reduction figure shows (those
+evaluated); random and sequential block far more and would squash the axis."""
+
+
+def reduction(summary: pd.DataFrame, png: str, pdf: str) -> None:
+    """The headline: how much less each policy blocks than Para_max, per distribution, in per
+    cent with its paired hierarchical-bootstrap CI (`pacml.analysis.reduction_rows`)."""
+    plt, _ = _setup()
+    sub = summary[(summary["metric"] == "blocking_reduction_vs_para_max") & summary["policy"].isin(REDUCTION_POLICIES)]
+    fig, ax = plt.subplots(figsize=(3.2 + 1.6 * max(1, sub["dist"].nunique()), 3.4))
+    ci_bars(ax, sub, "blocking_reduction_vs_para_max", 100.0)
+    ax.axhline(0.0, color="black", lw=0.8)
+    ax.set(xlabel="β distribution", ylabel="Fewer jobs blocked than Para$_{max}$ (%)")
+    ax.set_title("Blocking reduction vs Para$_{max}$ (95 % hierarchical bootstrap CI)", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _save(fig, png, pdf)
+
+
+def experiment_bars(summary: pd.DataFrame, title: str, png: str, pdf: str) -> None:
+    """An experiment's blocking rate per test distribution and policy with the summary's 95 %
+    CI (hierarchical bootstrap over the agents' training seeds, then test seeds)."""
+    plt, _ = _setup()
+    fig, ax = plt.subplots(figsize=(3.2 + 1.6 * summary["dist"].nunique(), 3.4))
+    ci_bars(ax, summary, "blocking_rate")
     ax.set(xlabel="β distribution (test)", ylabel="Blocking rate", title=title)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     _save(fig, png, pdf)
@@ -162,7 +188,8 @@ def experiment_bars(tidy: pd.DataFrame, title: str, png: str, pdf: str) -> None:
 
 def sweep_lines(summary: pd.DataFrame, title: str, key: str, png: str, pdf: str) -> None:
     """A sweep's blocking rate per setting (x, in the sweep's order) and policy, one panel a
-    test distribution; bands: 95 % CI over the agents' training seeds x test seeds."""
+    test distribution; bands: the summaries' 95 % CI (hierarchical bootstrap over the agents'
+    training seeds, then test seeds)."""
     plt, _ = _setup()
     sub = summary[summary["metric"] == "blocking_rate"]
     settings = list(dict.fromkeys(sub["setting"]))
@@ -175,9 +202,7 @@ def sweep_lines(summary: pd.DataFrame, title: str, key: str, png: str, pdf: str)
             x = range(len(settings))
             label = _label(policy)
             ax.plot(x, rows["mean"], marker="o", ms=3, lw=1.2, label=label, color=colours[label])
-            ax.fill_between(
-                x, rows["mean"] - rows["ci95"], rows["mean"] + rows["ci95"], alpha=0.15, color=colours[label]
-            )
+            ax.fill_between(x, rows["ci_low"], rows["ci_high"], alpha=0.15, color=colours[label])
         ax.set_xticks(range(len(settings)), settings, rotation=30, fontsize=7)
         ax.set(xlabel=key, title=dist)
     axes[0][0].set_ylabel("Blocking rate")
@@ -362,6 +387,43 @@ def decisions(table: pd.DataFrame, png: str, pdf: str) -> None:
     _save(fig, png, pdf)
 
 
+def degree_distribution(jobs: pd.DataFrame, png: str, pdf: str) -> None:
+    """Per distribution (panels): each policy's share of placed jobs by chosen degree, stacked;
+    one colour a degree. A constant policy is one block; a per-job policy several."""
+    plt, _ = _setup()
+    import matplotlib
+
+    placed = jobs[jobs["action"] > 0]
+    dists = list(dict.fromkeys(placed["dist"]))
+    degrees = sorted(int(d) for d in placed["action"].unique())
+    cmap = matplotlib.colormaps["viridis"]
+    colours = {d: cmap(i / max(1, len(degrees) - 1)) for i, d in enumerate(degrees)}
+    fig, axes = plt.subplots(1, max(1, len(dists)), figsize=(3.6 * max(1, len(dists)), 3.4), squeeze=False, sharey=True)
+    for ax, d in zip(axes[0], dists):
+        shares = (
+            placed[placed["dist"] == d].groupby("policy")["action"].value_counts(normalize=True).unstack(fill_value=0)
+        )
+        order = [p for p in POLICY_LABELS if p in shares.index] + sorted(set(shares.index) - set(POLICY_LABELS))
+        shares = shares.loc[order[::-1]]  # the first policy on top
+        left = np.zeros(len(shares))
+        for degree in degrees:
+            if degree in shares.columns:
+                ax.barh(
+                    [_label(p) for p in shares.index],
+                    shares[degree],
+                    left=left,
+                    color=colours[degree],
+                    label=str(degree),
+                )
+                left += shares[degree].to_numpy()
+        ax.set(title=d, xlabel="Share of placed jobs", xlim=(0, 1))
+    handles = {h.get_label(): h for ax in axes[0] for h in ax.containers}
+    fig.legend(handles.values(), handles.keys(), title="Degree", fontsize=8, loc="center right", frameon=False)
+    fig.tight_layout(rect=(0, 0, 0.93, 1))  # the legend right of the panels, off the bars
+    fig.savefig(png, dpi=150)
+    fig.savefig(pdf)
+
+
 def make_figures(cfg: Config, inputs, outputs: list[str], decisions_csv: str | Path) -> None:
     """Every figure; ``outputs`` are (png, pdf) pairs in the workflow's FIGURE_NAMES order."""
     tidy = pd.concat([pd.read_csv(f) for f in inputs.tidy], ignore_index=True)
@@ -369,7 +431,12 @@ def make_figures(cfg: Config, inputs, outputs: list[str], decisions_csv: str | P
     pairs = dict(zip([Path(p).stem for p in outputs[::2]], zip(outputs[::2], outputs[1::2])))
     beta_distributions(cfg, *pairs["beta_distributions"])
     validation_curves(list(inputs.curves), tidy, *pairs["validation_curves"])
-    performance_bars(tidy, *pairs["performance_bars"])
+    from pacml.analysis import reduction_rows, summarise
+
+    summary = pd.concat([summarise(tidy), reduction_rows(tidy)], ignore_index=True)
+    performance_bars(summary, *pairs["performance_bars"])
+    reduction(summary, *pairs["reduction"])
+    degree_distribution(jobs, *pairs["degree_distribution"])
     completed_jobs(jobs, *pairs["completed_jobs"])
     speedup(jobs, *pairs["speedup"])
     performance_vs_load(pd.read_csv(inputs.load_sweep[0]), *pairs["performance_vs_load"])

@@ -142,6 +142,8 @@ def _track(store, cfg: Config, policy: str, dist: str, replicate: int, seeds, ro
             }
         )
         run.log_metrics({k: float(np.nanmean([r[k] for r in rows])) for k in METRICS})
+        for r in rows:  # each test episode too, its seed as the step: the UI charts them seed by seed
+            run.log_metrics({f"test_episode/{k}": float(r[k]) for k in METRICS}, step=int(r["seed"]))
         for path in files:
             if path is not None:
                 run.log_artifact(path)

@@ -37,6 +37,8 @@ class Tracker(Protocol):
 
     def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None: ...
 
+    def log_artifacts(self, folder: str | Path, artifact_path: str | None = None) -> None: ...
+
 
 class NullTracker:
     """A `Tracker` that records nothing (untracked CLI runs, tests)."""
@@ -48,6 +50,9 @@ class NullTracker:
         pass
 
     def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None:
+        pass
+
+    def log_artifacts(self, folder: str | Path, artifact_path: str | None = None) -> None:
         pass
 
 
@@ -75,13 +80,24 @@ def log_to_parent(store: RunStore | None, dist: str, metrics: dict, files=()) ->
         run.log_artifact(path)
 
 
+SYSTEM_METRICS_INTERVAL_S = 10.0
+"""How often a training run samples its machine (MLflow's ``system/`` metrics: CPU, memory,
+disk, network); `MLFLOW_SYSTEM_METRICS_SAMPLING_INTERVAL` overrides it."""
+
+
 @contextmanager
 def job_run(
-    store: RunStore | None, dist: str, name: str, tags: dict[str, str], owner: dict | None = None
+    store: RunStore | None,
+    dist: str,
+    name: str,
+    tags: dict[str, str],
+    owner: dict | None = None,
+    system_metrics: bool = False,
 ) -> Iterator[Tracker]:
     """The job's child run under its distribution's parent, or a `NullTracker` without a store.
     ``owner`` (host, pid, start time: `pacml.train.lock`) is recorded on the run; without it,
-    this process is the owner."""
+    this process is the owner. ``system_metrics``: MLflow samples the machine every
+    `SYSTEM_METRICS_INTERVAL_S` while the run lasts (``system/cpu_utilization_percentage``, ...)."""
     if store is None:
         yield NullTracker()
         return
@@ -94,7 +110,19 @@ def job_run(
         **{f"owner.{k}": str(v) for k, v in owner.items()},
     }
     with child_run(store.store, store.experiment, store.parent(dist), name, run_tags) as run:
-        yield run
+        if not system_metrics:
+            yield run
+            return
+        from mlflow.system_metrics.system_metrics_monitor import SystemMetricsMonitor
+
+        monitor = SystemMetricsMonitor(
+            run.run_id, sampling_interval=SYSTEM_METRICS_INTERVAL_S, tracking_uri=store_uri(store.store)
+        )
+        monitor.start()
+        try:
+            yield run
+        finally:
+            monitor.finish()
 
 
 def context_tags(source: str, commit: str | None = None) -> dict[str, str]:
@@ -173,6 +201,48 @@ def _owner_alive(tags: dict[str, str]) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def relocate_artifacts(db: str | Path) -> list[tuple[str, str, str]]:
+    """Point a SQLite store's artifact locations at the ``artifacts/`` folder beside it now.
+
+    MLflow records every artifact location as an absolute ``file://`` URI (it resolves a
+    relative one when the experiment is created), so moving or copying ``results/`` leaves the
+    UI's artifact links on the old place. This rewrites each experiment's location (the
+    workflow's layout: ``artifacts/`` beside the database, `pacml.workflow.init_tracking`) and its
+    runs' (and logged models') artifact URIs from the old folder to the one beside the database
+    now, in one transaction. Returns (experiment, old, new) for each experiment moved; none when
+    nothing moved. Only local (``file:``) locations are touched."""
+    import sqlite3
+
+    from pacml.errors import PacmlError
+
+    db = Path(db)
+    if not db.is_file():
+        raise PacmlError(f"{db}: no MLflow SQLite store there (tracking.db)")
+    new = (db.parent / "artifacts").resolve().as_uri()
+    moved = []
+    with sqlite3.connect(db) as con:
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not {"experiments", "runs"} <= tables:
+            raise PacmlError(f"{db}: not an MLflow store (no experiments and runs tables)")
+        for exp_id, name, old in con.execute(
+            "SELECT experiment_id, name, artifact_location FROM experiments"
+        ).fetchall():
+            if not old or not old.startswith("file:"):
+                continue
+            if old == new:
+                continue
+            con.execute("UPDATE experiments SET artifact_location = ? WHERE experiment_id = ?", (new, exp_id))
+            for table, column in (("runs", "artifact_uri"), ("logged_models", "artifact_location")):
+                if table in tables:  # each run's URI is <experiment's location>/<run id>/artifacts
+                    con.execute(
+                        f"UPDATE {table} SET {column} = ? || substr({column}, ?) "
+                        f"WHERE experiment_id = ? AND substr({column}, 1, ?) = ?",
+                        (new, len(old) + 1, exp_id, len(old), old),
+                    )
+            moved.append((name, old, new))
+    return moved
 
 
 def sqlite_uri(db_path: str | Path) -> str:
@@ -308,6 +378,10 @@ class Run:
     def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None:
         if Path(path).exists():
             _retry(self._client.log_artifact, self.run_id, str(path), artifact_path)
+
+    def log_artifacts(self, folder: str | Path, artifact_path: str | None = None) -> None:
+        """A whole folder (e.g. an MLflow model) under ``artifact_path``."""
+        _retry(self._client.log_artifacts, self.run_id, str(folder), artifact_path)
 
 
 LOGICAL_JOB_TAGS = ("mlflow.parentRunId", "dist", "policy", "seed", "kind")

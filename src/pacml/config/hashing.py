@@ -9,15 +9,17 @@ from pacml.config.tree import Config
 
 def config_hash(cfg: Config) -> str:
     """A short stable hash of the validated config that makes a run's numbers (recorded with
-    every run); where they are recorded (``tracking``), `NOT_RESULT_KEYS` and the experiments
-    (each experiment's jobs run in a config of their own) do not count, so a job has one hash
-    in every store."""
+    every run); where they are recorded (``tracking``), `NOT_RESULT_KEYS`, the experiments
+    (each experiment's jobs run in a config of their own) and the ``scales`` section (``extra``:
+    the chosen scale is already applied to the tree) do not count, so a job has one hash in
+    every store, and editing another scale changes no run's hash."""
     import hashlib
     import json
 
     tree = _result_tree(cfg)
     tree.pop("tracking")
     tree.pop("experiments")
+    tree.pop("extra")
     blob = json.dumps(tree, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 

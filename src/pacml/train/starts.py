@@ -104,7 +104,10 @@ def train_agent(
     }
     update_bar, close_bar = progress_bar(f"train {dist} seed={seed}", log_file)
     # the folder's lock first: a second trainer stops here, before it touches the MLflow run
-    with training_lock(out) as owner, job_run(store, dist, f"train pacml seed={seed}", tags, owner) as run:
+    with (
+        training_lock(out) as owner,
+        job_run(store, dist, f"train pacml seed={seed}", tags, owner, system_metrics=True) as run,
+    ):
         log_config(run, cfg)
         run.log_params(
             {
@@ -136,4 +139,17 @@ def train_agent(
         )
         for name in ("best.pt", "last.pt", "curve.json"):
             run.log_artifact(out / name)
+        if store is not None:
+            log_agent_model(run, out / "best.pt", graphs_dir, dist)
     return summary
+
+
+def log_agent_model(run, checkpoint: Path, graphs_dir, dist: str) -> None:
+    """The best agent as an MLflow pyfunc model under the run's ``agent/`` artifacts
+    (`pacml.agent.mlflow_model`): ``mlflow.pyfunc.load_model("runs:/<run id>/agent")``."""
+    import tempfile
+
+    from pacml.agent.mlflow_model import save_agent_model
+
+    with tempfile.TemporaryDirectory() as tmp:
+        run.log_artifacts(save_agent_model(Path(tmp) / "agent", checkpoint, graphs_dir, dist), "agent")
