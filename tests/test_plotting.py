@@ -135,3 +135,22 @@ def test_the_reduction_figure_shows_the_summarys_reduction_and_interval(tmp_path
     plt.close("all")
     assert [round(b.get_height(), 9) for b in bars] == [40.0]  # random is off the figure
     assert line.get_segments()[0][:, 1].tolist() == pytest.approx([30.0, 45.0])
+
+
+def test_the_network_overhead_figure_draws_a_line_per_model_in_per_cent(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from pacml.plotting import network_overhead
+
+    table = pd.DataFrame(
+        [
+            {"model": m, "degree": d, "network_overhead": o}
+            for m, rows in (("alexnet", ((1, 0.0), (2, 0.001))), ("gnmt", ((1, 0.0), (4, 0.02))))
+            for d, o in rows
+        ]
+    )
+    network_overhead(table, str(tmp_path / "o.png"), str(tmp_path / "o.pdf"))
+    (ax,) = plt.gcf().axes
+    lines = {line.get_label(): line.get_ydata().tolist() for line in ax.get_lines()}
+    plt.close("all")
+    assert lines == {"alexnet": [0.0, 0.1], "gnmt": [0.0, 2.0]}

@@ -198,6 +198,7 @@ FIGURE_NAMES = (
     "blocking_causes",
     "reduction",
     "degree_distribution",
+    "network_overhead",
 )
 
 

@@ -424,7 +424,25 @@ def degree_distribution(jobs: pd.DataFrame, png: str, pdf: str) -> None:
     fig.savefig(pdf)
 
 
-def make_figures(cfg: Config, inputs, outputs: list[str], decisions_csv: str | Path) -> None:
+def network_overhead(table: pd.DataFrame, png: str, pdf: str) -> None:
+    """The paper's first figure: the share of a training step the network costs, per model, as
+    the degree grows (`pacml.sim.overhead`); the job alone on an empty cluster."""
+    plt, _ = _setup()
+    fig, ax = plt.subplots(figsize=(5.0, 3.4))
+    for model, rows in table.groupby("model", sort=True):
+        ax.plot(rows["degree"], 100 * rows["network_overhead"], marker="o", ms=3, lw=1.2, label=model)
+    degrees = sorted(table["degree"].unique())
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(degrees, [str(d) for d in degrees])
+    ax.xaxis.set_minor_formatter(matplotlib_null_formatter())
+    ax.set(xlabel="Partition degree (the job alone on an empty cluster)", ylabel="Network overhead (%)")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _save(fig, png, pdf)
+
+
+def make_figures(
+    cfg: Config, inputs, outputs: list[str], decisions_csv: str | Path, overhead_csv: str | Path
+) -> None:
     """Every figure; ``outputs`` are (png, pdf) pairs in the workflow's FIGURE_NAMES order."""
     tidy = pd.concat([pd.read_csv(f) for f in inputs.tidy], ignore_index=True)
     jobs = pd.concat([pd.read_csv(f) for f in inputs.jobs], ignore_index=True)
@@ -449,3 +467,15 @@ def make_figures(cfg: Config, inputs, outputs: list[str], decisions_csv: str | P
     from pacml.analysis import blocking_cause_shares
 
     blocking_causes(blocking_cause_shares(tidy), *pairs["blocking_causes"])
+    from pacml.graphs import load_graph_dir
+    from pacml.sim.overhead import OVERHEAD_COLUMNS
+    from pacml.sim.overhead import network_overhead as overhead_rows
+
+    graphs = load_graph_dir(
+        Path(inputs.graphs[0]).parent,
+        names=[Path(f).stem for f in inputs.graphs],
+        num_training_steps=cfg.workload.num_training_steps,
+    )
+    overhead = pd.DataFrame(overhead_rows(graphs, cfg), columns=list(OVERHEAD_COLUMNS))
+    overhead.to_csv(overhead_csv, index=False)
+    network_overhead(overhead, *pairs["network_overhead"])

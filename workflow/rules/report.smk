@@ -7,6 +7,7 @@ rule figures:
         jobs=expand("results/{dist}/eval/{policy}_seed{seed}_jobs.csv", dist=DISTS, policy=POLICIES, seed=SEEDS[:1]),
         load_sweep=rules.load_sweep.output,
         graph_summary=rules.graph_summary.output,
+        graphs=rules.graphs.output,  # the network-overhead figure simulates their steps
     output:
         # the PNG of each figure in the report, with its own caption; the PDF beside it
         figures=[
@@ -14,6 +15,7 @@ rule figures:
             for f in FIGURES
         ],
         decisions="results/decisions.csv",
+        overhead="results/network_overhead.csv",
     params:
         # what the captions say (workflow/report/figures/)
         scale=CFG.workflow.scale,
