@@ -7,9 +7,10 @@ import math
 
 import pytest
 
-from conftest import two_layer_graph
 from pacml.config import load_config
 from pacml.sim.overhead import OVERHEAD_COLUMNS, ideal_network, network_overhead
+
+from conftest import two_layer_graph
 
 PHYSICAL = ["workload.compute_time_scale=1.0"]
 
