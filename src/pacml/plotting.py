@@ -440,9 +440,7 @@ def network_overhead(table: pd.DataFrame, png: str, pdf: str) -> None:
     _save(fig, png, pdf)
 
 
-def make_figures(
-    cfg: Config, inputs, outputs: list[str], decisions_csv: str | Path, overhead_csv: str | Path
-) -> None:
+def make_figures(cfg: Config, inputs, outputs: list[str], decisions_csv: str | Path, overhead_csv: str | Path) -> None:
     """Every figure; ``outputs`` are (png, pdf) pairs in the workflow's FIGURE_NAMES order."""
     tidy = pd.concat([pd.read_csv(f) for f in inputs.tidy], ignore_index=True)
     jobs = pd.concat([pd.read_csv(f) for f in inputs.jobs], ignore_index=True)

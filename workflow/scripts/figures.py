@@ -3,6 +3,4 @@ from pacml.workflow import config_for_workflow, setup_job
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 setup_job(sm)
-make_figures(
-    config_for_workflow(sm.config), sm.input, list(sm.output.figures), sm.output.decisions, sm.output.overhead
-)
+make_figures(config_for_workflow(sm.config), sm.input, list(sm.output.figures), sm.output.decisions, sm.output.overhead)
