@@ -156,6 +156,14 @@ def test_training_is_deterministic_and_resumes_exactly(tmp_path):
     resumed = train(cfg, toy()[1], "half", 3, tmp_path / "c")
     weights = [torch.load(tmp_path / d / "last.pt", weights_only=False)["model"] for d in ("a", "b", "c")]
     assert full.curve == again.curve and resumed.updates == full.updates == 4
+    # every update's metrics, the resumed run's too (kept in last.pt across the kill)
+    assert [h["step"] for h in full.history] == [h["step"] for h in resumed.history] == [1, 2, 3, 4]
+    assert all(h["phase"] == "ppo" and "losses/entropy" in h for h in resumed.history)
+
+    def timeless(history):  # the timings differ from run to run; nothing else may
+        return [{k: v for k, v in h.items() if not k.startswith("perf/")} for h in history]
+
+    assert timeless(full.history) == timeless(again.history) == timeless(resumed.history)
     for k in weights[0]:
         assert torch.equal(weights[0][k], weights[1][k]), k  # same seed, same weights
         assert torch.equal(weights[0][k], weights[2][k]), k  # killed and resumed: the same too

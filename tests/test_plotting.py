@@ -154,3 +154,38 @@ def test_the_network_overhead_figure_draws_a_line_per_model_in_per_cent(tmp_path
     lines = {line.get_label(): line.get_ydata().tolist() for line in ax.get_lines()}
     plt.close("all")
     assert lines == {"alexnet": [0.0, 0.1], "gnmt": [0.0, 2.0]}
+
+
+def test_training_diagnostics_draw_the_logged_metrics_one_line_an_agent(tmp_path):
+    import json
+
+    import matplotlib.pyplot as plt
+
+    from pacml.plotting import training_diagnostics, training_history
+
+    curves = []
+    for dist, seed in (("beta_a", 0), ("beta_a", 1), ("beta_d", 0)):
+        history = [
+            {
+                "phase": "imitation",
+                "step": it,
+                "imitation/agreement": 0.5 + 0.1 * it + seed / 100,
+                "imitation/loss": 1.0,
+            }
+            for it in (1, 2, 3)
+        ]
+        path = tmp_path / f"{dist}{seed}.json"
+        path.write_text(json.dumps({"dist": dist, "seed": seed, "curve": [], "history": history}))
+        curves.append(str(path))
+    table = training_history(curves)
+    assert len(table) == 3 * 3 * 2 and set(table["metric"]) == {"imitation/agreement", "imitation/loss"}
+    training_diagnostics(table, str(tmp_path / "t.png"), str(tmp_path / "t.pdf"))
+    axes = plt.gcf().axes
+    assert [ax.get_ylabel() for ax in axes] == ["Agreement with the teacher", "Imitation loss"]  # only what was logged
+    agreement = [line.get_ydata().tolist() for line in axes[0].get_lines()]
+    plt.close("all")
+    assert agreement == [
+        pytest.approx([0.6, 0.7, 0.8]),
+        pytest.approx([0.61, 0.71, 0.81]),
+        pytest.approx([0.6, 0.7, 0.8]),
+    ]

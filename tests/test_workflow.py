@@ -199,6 +199,7 @@ FIGURE_NAMES = (
     "reduction",
     "degree_distribution",
     "network_overhead",
+    "training_diagnostics",
 )
 
 
@@ -258,6 +259,8 @@ def test_smoke_profile_end_to_end(smoke_run):
         assert rows[0]["jobs_arrived"] > 0 and 0 <= rows[0]["blocking_rate"] <= 1
         curve = json.loads((res / d / "train" / "seed0" / "curve.json").read_text())
         assert curve["curve"] and (res / d / "train" / "seed0" / "best.pt").stat().st_size > 0
+        (it,) = curve["history"]  # the smoke scale's one imitation iteration, no PPO
+        assert it["phase"] == "imitation" and 0 <= it["imitation/agreement"] <= 1
     assert "| pacml |" in (res / "summary.md").read_text()
     assert "best_fixed's degree" in (res / "summary.md").read_text()
     decisions = pd.read_csv(res / "decisions.csv")

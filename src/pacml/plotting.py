@@ -121,6 +121,66 @@ def validation_curves(curves: list[str], tidy: pd.DataFrame, png: str, pdf: str)
     _save(fig, png, pdf)
 
 
+DIAGNOSTICS = (
+    ("imitation", "imitation/agreement", "Agreement with the teacher"),
+    ("imitation", "imitation/loss", "Imitation loss"),
+    ("imitation", "charts/blocking_rate", "Validation blocking rate"),
+    ("ppo", "losses/entropy", "Entropy"),
+    ("ppo", "losses/approx_kl", "Approx. KL"),
+    ("ppo", "losses/explained_variance", "Explained variance"),
+)
+"""The training diagnostics figure's panels: (phase, metric, label), drawn where logged."""
+
+
+def training_history(curves: list[str]) -> pd.DataFrame:
+    """Every agent's per-update training metrics (``history`` in curve.json), tidy: dist,
+    seed, phase, step, metric, value."""
+    rows = []
+    for f in curves:
+        c = json.loads(Path(f).read_text())
+        for h in c.get("history", []):
+            for k, v in h.items():
+                if k not in ("phase", "step"):
+                    rows.append({"dist": c["dist"], "seed": c["seed"], "phase": h["phase"], "step": h["step"],
+                                 "metric": k, "value": v})  # fmt: skip
+    return pd.DataFrame(rows, columns=["dist", "seed", "phase", "step", "metric", "value"])
+
+
+def training_diagnostics(history: pd.DataFrame, png: str, pdf: str) -> None:
+    """Per panel one diagnostic against the imitation iteration or PPO update, a line per
+    agent (colour: distribution): the imitation's agreement with its teacher, loss and
+    validation blocking; PPO's entropy, approximate KL and explained variance."""
+    plt, _ = _setup()
+    panels = [
+        (phase, metric, label)
+        for phase, metric, label in DIAGNOSTICS
+        if ((history["phase"] == phase) & (history["metric"] == metric)).any()
+    ]
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(3.4 * max(1, len(panels)), 3.0), squeeze=False)
+    if not panels:
+        axes[0][0].text(
+            0.5, 0.5, "no training history (agents trained before it was recorded)", ha="center", fontsize=8
+        )
+        axes[0][0].set_axis_off()
+    dists = sorted(history["dist"].unique())
+    colours = dict(zip(dists, _COLORBLIND))
+    for ax, (phase, metric, label) in zip(axes[0], panels):
+        sub = history[(history["phase"] == phase) & (history["metric"] == metric)]
+        for (dist, seed), rows in sub.groupby(["dist", "seed"], sort=True):
+            ax.plot(
+                rows["step"],
+                rows["value"],
+                lw=1,
+                alpha=0.8,
+                color=colours[dist],
+                label=dist if seed == min(sub[sub["dist"] == dist]["seed"]) else None,
+            )
+        ax.set(xlabel="Imitation iteration" if phase == "imitation" else "PPO update", ylabel=label)
+    if panels:
+        axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _save(fig, png, pdf)
+
+
 def ci_bars(ax, summary: pd.DataFrame, metric: str, scale: float = 1.0) -> None:
     """Grouped bars of one metric's means per distribution (x) and policy (hue, the fixed
     palette and order) with the summary's own CI as error bars (`pacml.analysis.CI_METHOD`)."""
@@ -447,6 +507,7 @@ def make_figures(cfg: Config, inputs, outputs: list[str], decisions_csv: str | P
     pairs = dict(zip([Path(p).stem for p in outputs[::2]], zip(outputs[::2], outputs[1::2])))
     beta_distributions(cfg, *pairs["beta_distributions"])
     validation_curves(list(inputs.curves), tidy, *pairs["validation_curves"])
+    training_diagnostics(training_history(list(inputs.curves)), *pairs["training_diagnostics"])
     from pacml.analysis import reduction_rows, summarise
 
     summary = pd.concat([summarise(tidy), reduction_rows(tidy)], ignore_index=True)

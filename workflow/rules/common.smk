@@ -44,7 +44,8 @@ TRACKING = CFG.tracking
 LOAD_SWEEP_DIST = CFG.load_sweep_dist
 FIGURE_NAMES = ["beta_distributions", "validation_curves", "performance_bars", "completed_jobs",
                 "speedup", "performance_vs_load", "graph_characterisation", "decisions", "blocking_causes",
-                "reduction", "degree_distribution", "network_overhead"]
+                "reduction", "degree_distribution", "network_overhead",
+                "training_diagnostics"]
 FIGURES = expand("results/figures/{name}.{ext}", name=FIGURE_NAMES, ext=["png", "pdf"])
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -155,6 +155,9 @@ class TrainResult:
     global_step: int
     wall_s: float
     curve: list[dict]
+    history: list[dict] = field(default_factory=list)
+    """Every update's metrics as logged (imitation iterations first, ``phase`` imitation; then
+    PPO updates, ``phase`` ppo), kept in last.pt so that a resumed run has all of it."""
 
 
 def build_agent(cfg: Config, model: ClusterModel) -> tuple[ActorCritic, FeatureSpace]:
@@ -209,6 +212,7 @@ def _train(cfg, model, dist, seed, out_dir: Path, log, progress, selection) -> T
         "next_done": None,
         "best": (float("inf"), 0),
         "curve": [],
+        "history": [],
         "wall_s": 0.0,
     }
     resumed = None
@@ -231,7 +235,10 @@ def _train(cfg, model, dist, seed, out_dir: Path, log, progress, selection) -> T
         from pacml.train.imitation import imitate
 
         t0 = time.perf_counter()
-        imitate(cfg, model, dist, seed, net, graphs, features, validate, log, selection)
+        state["history"] = [
+            {"phase": "imitation", "step": int(m["imitation/iteration"]), **_floats(m)}
+            for m in imitate(cfg, model, dist, seed, net, graphs, features, validate, log, selection)
+        ]
         val = validate(net)
         state["wall_s"] = time.perf_counter() - t0
         state["best"] = (val["blocking_rate"], 0)
@@ -306,6 +313,7 @@ def _train(cfg, model, dist, seed, out_dir: Path, log, progress, selection) -> T
         state["update"] = update
         state["position"] = envs.position()
         state["next_done"] = next_done.tolist()
+        state.setdefault("history", []).append({"phase": "ppo", "step": update, **_floats(metrics)})
         save_checkpoint(out_dir / "last.pt", net, opt, gen, cfg, state)
         if log is not None:
             log(metrics, state["global_step"])
@@ -329,4 +337,10 @@ def _train(cfg, model, dist, seed, out_dir: Path, log, progress, selection) -> T
         state["global_step"],
         time.perf_counter() - started,
         state["curve"],
+        state.get("history", []),
     )
+
+
+def _floats(metrics: dict) -> dict[str, float]:
+    """A metrics mapping as plain floats (JSON and the checkpoint)."""
+    return {k: float(v) for k, v in metrics.items()}

@@ -82,7 +82,8 @@ def train_agent(
     log_file=None,
     selection=None,
 ) -> dict:
-    """Train one PAC-ML agent; write ``best.pt``, ``last.pt`` and ``curve.json`` to ``out``.
+    """Train one PAC-ML agent; write ``best.pt``, ``last.pt`` and ``curve.json`` (the validation
+    curve and every update's training metrics, ``history``) to ``out``.
 
     With a ``store`` the run is tracked as a child run (policy pacml, this seed) with
     per-update metrics and the checkpoints as artifacts.
@@ -130,6 +131,7 @@ def train_agent(
             "global_step": result.global_step,
             "wall_s": result.wall_s,
             "curve": result.curve,
+            "history": result.history,
             "config_hash": config_hash(cfg),
         }
         write_json(out / "curve.json", summary)
