@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -224,7 +225,10 @@ def test_the_mlflow_ui_shows_a_smoke_runs_parents_and_children_in_a_browser(smok
 
     binary = chromium()
     if binary is None:
-        pytest.skip("no headless Chromium: chromium-headless-shell is not installed and cannot be (root, apt-get)")
+        reason = "no headless Chromium: chromium-headless-shell is not installed and cannot be (root, apt-get)"
+        if os.environ.get("PACML_REQUIRE_BROWSER"):
+            pytest.fail(reason + " (PACML_REQUIRE_BROWSER is set)")
+        pytest.skip(reason)
     db = f"sqlite:///{smoke_run / 'results' / 'mlflow' / 'mlflow.db'}"
     client = mlflow.MlflowClient(db)
     exp = client.get_experiment_by_name("pacml-smoke")
