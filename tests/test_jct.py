@@ -202,6 +202,10 @@ def test_the_papers_sub_dependency_sizes_by_hand():
     assert mem[b] != mem[c] and mem[b2] != mem[a2]  # so that taking the wrong op's memory shows
     pg = partition(g, 2, Q)
     assert pg.degree.tolist() == [2, 1, 1, 2, 1, 1]
+    # each sub-op holds its op's memory and compute over the op's degree
+    per_op = [(a, 2), (b, 1), (c, 1), (a2, 2), (b2, 1), (c2, 1)]
+    assert pg.memory_bytes.tolist() == [mem[op] / n for op, n in per_op for _ in range(n)]
+    assert pg.compute_time_s.tolist() == [g.compute_time_s[op] / n for op, n in per_op for _ in range(n)]
     sizes: dict[tuple[int, int], list[float]] = {}
     groups: dict[tuple[int, int], set[int]] = {}
     for s, d, size, sync, grp in zip(pg.src, pg.dst, pg.size_bytes, pg.is_sync, pg.group):
