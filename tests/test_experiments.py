@@ -326,6 +326,42 @@ def test_the_readme_holds_the_published_experiment_tables():
     )
 
 
+def test_the_readme_holds_the_published_results_tables():
+    """The README's results tables are the main workflow's own summary.md files."""
+    from pacml.experiments import RESULTS_BEGIN, RESULTS_END, results_block, sync_block
+
+    assert sync_block(
+        ROOT / "README.md", RESULTS_BEGIN, RESULTS_END, results_block(ROOT / "results/published"), False
+    ), "README.md's results block differs from results/published/*/summary.md: run tools/sync_readme.py"
+
+
+def test_the_results_block_is_each_runs_table_with_its_headline_figure(tmp_path):
+    from pacml.experiments import RESULTS_BEGIN, RESULTS_END, results_block, sync_block
+
+    (tmp_path / "builtin" / "figures").mkdir(parents=True)
+    (tmp_path / "builtin" / "summary.md").write_text("| policy | beta_a |\n")
+    (tmp_path / "builtin" / "figures" / "reduction.png").write_bytes(b"")
+    block = results_block(tmp_path, {"builtin": "Built-in", "pipedream": "PipeDream"})  # no pipedream run here
+    assert block == "\n".join(
+        [
+            RESULTS_BEGIN,
+            "",
+            "### Built-in (`results/published/builtin/`)",
+            "",
+            "| policy | beta_a |",
+            "",
+            "![Blocking reduction vs Para_max, builtin](results/published/builtin/figures/reduction.png)",
+            "",
+            RESULTS_END,
+        ]
+    )
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n{RESULTS_BEGIN}\nold\n{RESULTS_END}\ntail\n")
+    assert not sync_block(readme, RESULTS_BEGIN, RESULTS_END, block)  # it was stale: rewritten
+    assert readme.read_text() == f"# x\n{block}\ntail\n"
+    assert sync_block(readme, RESULTS_BEGIN, RESULTS_END, block, write=False)
+
+
 def test_the_readme_block_is_each_published_table_with_its_figure(tmp_path):
     from pacml.experiments import README_BEGIN, README_END, readme_block, sync_readme
 
