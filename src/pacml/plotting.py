@@ -66,6 +66,12 @@ def _save(fig, stem_png: str, stem_pdf: str) -> None:
     fig.savefig(stem_pdf)
 
 
+def integer_locator():
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(integer=True)
+
+
 def matplotlib_null_formatter():
     from matplotlib.ticker import NullFormatter
 
@@ -176,6 +182,7 @@ def training_diagnostics(history: pd.DataFrame, png: str, pdf: str) -> None:
                 label=dist if seed == min(sub[sub["dist"] == dist]["seed"]) else None,
             )
         ax.set(xlabel="Imitation iteration" if phase == "imitation" else "PPO update", ylabel=label)
+        ax.xaxis.set_major_locator(integer_locator())  # iterations and updates are whole
     if panels:
         axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     _save(fig, png, pdf)
