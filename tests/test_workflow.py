@@ -263,8 +263,11 @@ def test_smoke_profile_end_to_end(smoke_run):
         assert rows[0]["jobs_arrived"] > 0 and 0 <= rows[0]["blocking_rate"] <= 1
         curve = json.loads((res / d / "train" / "seed0" / "curve.json").read_text())
         assert curve["curve"] and (res / d / "train" / "seed0" / "best.pt").stat().st_size > 0
-        (it,) = curve["history"]  # the smoke scale's one imitation iteration, no PPO
+        # the smoke scale's one imitation iteration, then PPO's updates (2000 decisions of 2 x 50)
+        it, *updates = curve["history"]
         assert it["phase"] == "imitation" and 0 <= it["imitation/agreement"] <= 1
+        assert [u["step"] for u in updates] == list(range(1, 21))
+        assert all(u["phase"] == "ppo" and "losses/entropy" in u for u in updates)
     assert "| pacml |" in (res / "summary.md").read_text()
     assert "best_fixed's degree" in (res / "summary.md").read_text()
     decisions = pd.read_csv(res / "decisions.csv")
