@@ -1,4 +1,5 @@
-"""MLflow tracking: the only module that imports mlflow.
+"""MLflow tracking: the one module that talks to a tracking store (`pacml.agent.mlflow_model`
+only builds the agent's model folder that a training run logs here).
 
 Layout (what the UI shows): one experiment per workflow (``tracking.experiment``); one
 parent run per JCT distribution (tag ``dist``), created once by the workflow's
@@ -8,10 +9,11 @@ and MLflow's context tags (user, source, ``mlflow.source.git.commit``); the whol
 config as params and as a ``config.yaml`` artifact; the parent carries its distribution's
 summary (``<policy>.<metric>`` means and ``summary.csv``); per-update
 training metrics (the names of `pacml.sim.metrics.METRICS` and the ``losses/``,
-``charts/``, ``perf/`` keys of training) and the checkpoints and evaluation files as
-artifacts. The store is a SQLite file (``tracking.db``; created by one process before parallel
-jobs write to it: concurrent first creation corrupts its migrations) or any MLflow tracking
-URI (``tracking.uri``, e.g. an ``mlflow server`` that many nodes write to); a store below is
+``charts/``, ``perf/`` keys of training, and MLflow's ``system/`` metrics), each test episode's
+metrics (``test_episode/<metric>`` at step = seed), and the checkpoints, the agent as a pyfunc
+model (``agent/``) and the evaluation files as artifacts. The store is a SQLite file
+(``tracking.db``; created by one process before parallel jobs write to it: concurrent first
+creation corrupts its migrations) or any MLflow tracking URI (``tracking.uri``, e.g. an ``mlflow server`` that many nodes write to); a store below is
 either, as `store_uri` reads it.
 """
 
