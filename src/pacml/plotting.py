@@ -515,9 +515,7 @@ def make_figures(cfg: Config, inputs, outputs: list[str], decisions_csv: str | P
     beta_distributions(cfg, *pairs["beta_distributions"])
     validation_curves(list(inputs.curves), tidy, *pairs["validation_curves"])
     training_diagnostics(training_history(list(inputs.curves)), *pairs["training_diagnostics"])
-    from pacml.analysis import reduction_rows, summarise
-
-    summary = pd.concat([summarise(tidy), reduction_rows(tidy)], ignore_index=True)
+    summary = pd.concat([pd.read_csv(f) for f in inputs.summaries], ignore_index=True)
     performance_bars(summary, *pairs["performance_bars"])
     reduction(summary, *pairs["reduction"])
     degree_distribution(jobs, *pairs["degree_distribution"])

@@ -3,6 +3,7 @@ rule figures:
         "Regenerating the paper's figures"
     input:
         tidy=expand("results/{dist}/metrics.csv", dist=DISTS),
+        summaries=expand("results/{dist}/summary.csv", dist=DISTS),  # means and CIs, as aggregate made them
         curves=expand("results/{dist}/train/seed{seed}/curve.json", dist=DISTS, seed=SEEDS),
         jobs=expand("results/{dist}/eval/{policy}_seed{seed}_jobs.csv", dist=DISTS, policy=POLICIES, seed=SEEDS[:1]),
         load_sweep=rules.load_sweep.output,
