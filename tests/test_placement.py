@@ -165,3 +165,58 @@ def test_ddls_tests_memory_op_by_op_when_it_can_bind():
     p = place(pg, tight, two)  # the chain breaks where memory runs out: the third op moves on
     assert p.workers_mask == two
     assert p.sub_op_server[pg.offset[2]] == 6 and p.sub_op_server[pg.offset[0]] == 5
+
+
+def four_op_chain(activation_bytes):
+    """a -> b -> c -> d, 1 ms each: every op has degree 2 at action 2, and a sub-op needs its
+    op's activation bytes (both twins hold them, over the degree 2)."""
+    t = np.full(4, 1e-3)
+    return training_graph(
+        name="chain4",
+        forward_names=["a", "b", "c", "d"],
+        descriptions=["a", "b", "c", "d"],
+        forward_time_s=t,
+        backward_time_s=2 * t,
+        activation_bytes=np.asarray(activation_bytes, dtype=float),
+        parameter_bytes=np.zeros(4),
+        forward_edges=[(0, 1), (1, 2), (2, 3)],
+        last_forward=3,
+    )
+
+
+def servers_by_op(p, pg):
+    return [tuple(p.sub_op_server[pg.offset[i] : pg.offset[i + 1]].tolist()) for i in range(pg.graph.num_ops)]
+
+
+def test_ddls_first_fit_where_memory_binds_worked_by_hand():
+    """Sub-ops need 2, 2, 1, 1 MB on 3 MB servers; RAMP's blocks of 2 come as (0, 8), (1, 9), ...
+
+    a: no parent; the first block (0, 8) has room: 1 MB left on each.
+    b: its parent's servers have 2 MB left in all, short of 2 x 2 MB; block (0, 8) is short
+       too (1 MB < 2 MB), so (1, 9): 1 MB left on each.
+    c: its parent's servers have exactly 2 x 1 MB left: c follows b onto (1, 9) (a walk without
+       parents would take the first block with room, (0, 8)). Nothing is left there.
+    d: its parent's servers are full; block (0, 8) has exactly the 1 MB d needs.
+    """
+    pg = partition(four_op_chain([2e6, 2e6, 1e6, 1e6]), 2, Q)
+    assert pg.degree.tolist() == [2] * 8
+    topo = RampTopology(ClusterConfig(worker_memory_bytes=3e6))
+    p = place(pg, topo, topo.all_mask)
+    forward = [(0, 8), (1, 9), (1, 9), (0, 8)]
+    assert servers_by_op(p, pg) == forward + forward  # backward twins with their forward ops
+    assert p.workers_mask == (1 << 0) | (1 << 1) | (1 << 8) | (1 << 9) and p.num_workers == 4
+    assert p.sub_op_server.dtype == np.int64 and not p.sub_op_server.flags.writeable
+    # with (1, 9) busy, b takes the next free block, (2, 10), and c follows it there
+    q = place(pg, topo, topo.all_mask & ~(1 << 1))
+    assert servers_by_op(q, pg)[:4] == [(0, 8), (2, 10), (2, 10), (0, 8)]
+    assert q.workers_mask == (1 << 0) | (1 << 2) | (1 << 8) | (1 << 10)
+
+
+def test_ddls_first_fit_fills_a_server_to_the_byte():
+    # a's sub-ops need exactly a server's 2 MB (the others nothing): it fits, placed op by op
+    # (its memory fills a server); with 1 byte less of memory no block can hold it
+    pg = partition(four_op_chain([2e6, 0.0, 0.0, 0.0]), 2, Q)
+    exact = RampTopology(ClusterConfig(worker_memory_bytes=2e6))
+    assert servers_by_op(place(pg, exact, exact.all_mask), pg)[:4] == [(0, 8)] * 4
+    short = RampTopology(ClusterConfig(worker_memory_bytes=2e6 - 1.0))
+    assert place(pg, short, short.all_mask) is None
