@@ -190,3 +190,97 @@ def test_the_philly_trace_reads_with_its_virtual_clusters():
     t = read_trace(TraceConfig(path=str(path), sort=True, filter={"cluster": "6214e9"}))
     assert len(t.submit_s) == 41_226 and np.all(np.diff(t.submit_s) >= 0)
     assert np.median(t.duration_s) == 1902.0
+
+
+# A trace small enough to follow by hand: rows 1..3 (first_row 1, last_row 4) were submitted at
+# 110, 120 and 140 s and ran 200, 300 and 400 s.
+HAND = Trace(np.array([100.0, 110.0, 120.0, 140.0, 200.0]), np.array([100.0, 200.0, 300.0, 400.0, 500.0]), "hand")
+
+
+def hand_workload(load_gap_s=(0.5, None), horizon_s=10.0, **cfg):
+    from pacml.sim.trace import trace_workload
+
+    # 50 training steps at the reference duration; the pool's mean step 0.2 s; 4 workers
+    return trace_workload(HAND, TraceConfig(first_row=1, last_row=4, **cfg), 50, 0.2, 4, load_gap_s, horizon_s)
+
+
+def test_a_trace_range_rescaled_to_an_offered_load_worked_by_hand():
+    w = hand_workload()
+    assert w.offset_s.tolist() == [0.0, 10.0, 30.0]  # from the range's first job
+    # steps: round(50 x duration / median 300 s) = round(33.3, 50, 66.7)
+    assert w.steps.tolist() == [33, 50, 67] and w.steps.dtype == np.int64 and w.mean_steps == 50.0
+    # load 0.5 on 4 workers: a mean gap of 0.2 s x 50 steps / (0.5 x 4) = 5 s against the
+    # trace's 30 s / 2 gaps = 15 s: one third of a simulation second per trace second
+    assert w.time_factor == pytest.approx(1 / 3, rel=1e-15)
+    # a fixed gap instead of a load: 6 s / 15 s
+    assert hand_workload((None, 6.0)).time_factor == pytest.approx(0.4, rel=1e-15)
+    # a reference duration of 400 s: round(50 x 0.5, 0.75, 1) (37.5 rounds to even)
+    assert hand_workload((None, 6.0), reference_duration_s=400.0).steps.tolist() == [25, 38, 50]
+
+
+def test_a_trace_ranges_limits_worked_by_hand():
+    # the range spans 30 s x 1/3 = 10 s once rescaled: a 10 s horizon fits, 10.5 s does not
+    with pytest.raises(
+        ConfigError,
+        match=r"^<defaults>: config key 'trace\.last_row' = 4: rows \[1, 4\) of hand span 10 s once rescaled, shorter than workload\.horizon_s = 10\.5$",
+    ):
+        hand_workload(horizon_s=10.5)
+    # a span under one second is a span
+    short = Trace(np.array([0.0, 0.25, 0.5]), np.ones(3), "short")
+    from pacml.sim.trace import trace_workload
+
+    assert trace_workload(short, TraceConfig(), 50, 0.2, 4, (None, 1.0), 1.0).time_factor == 4.0
+    at_once = Trace(np.array([3.0, 3.0, 3.0]), np.ones(3), "at_once")
+    with pytest.raises(
+        ConfigError,
+        match=r"^<defaults>: config key 'trace\.last_row' = None: every job of the range was submitted at one instant \(at_once\)$",
+    ):
+        trace_workload(at_once, TraceConfig(), 50, 0.2, 4, (None, 1.0), 1.0)
+
+
+@pytest.mark.parametrize(
+    ("first", "last", "message"),
+    [
+        (0, 6, r"'trace\.last_row' = 6: must lie within the 5 jobs of hand$"),
+        (0, -1, r"'trace\.last_row' = -1: must lie within the 5 jobs of hand$"),
+        (5, None, r"'trace\.first_row' = 5: must lie in \[0, last_row = 5\) \(hand\)$"),
+        (-1, 3, r"'trace\.first_row' = -1: must lie in \[0, last_row = 3\) \(hand\)$"),
+        (2, 3, r"'trace\.last_row' = 3: the range holds 1 job; need 2 or more$"),
+        (0, 0, r"'trace\.first_row' = 0: must lie in \[0, last_row = 0\) \(hand\)$"),
+    ],
+)
+def test_a_trace_row_range_outside_the_trace_names_its_key(first, last, message):
+    from pacml.sim.trace import trace_rows
+
+    with pytest.raises(ConfigError, match=r"^<defaults>: config key " + message):
+        trace_rows(HAND, TraceConfig(first_row=first, last_row=last))
+
+
+def test_the_smallest_ranges_are_taken():
+    from pacml.sim.trace import trace_rows
+
+    assert trace_rows(HAND, TraceConfig(first_row=3, last_row=5)) == slice(3, 5)  # two jobs
+    assert trace_rows(HAND, TraceConfig(first_row=0, last_row=2)) == slice(0, 2)
+    assert trace_rows(HAND, TraceConfig()) == slice(0, 5)
+
+
+def test_trace_episodes_worked_by_hand():
+    """At 0.4 simulation s per trace s the range's jobs arrive at 0, 4 and 12 s. With an 8 s
+    horizon an episode starts at job 0 (jobs 0 and 1: 0, 4 s) or job 1 (jobs 1 and 2: 0, 8 s);
+    job 2 is too late a start for a whole horizon. A job's gap is the time to the next
+    arrival; the last one's is the range's mean gap, 15 s x 0.4."""
+    from pacml.config import WorkloadConfig
+    from pacml.sim.trace import trace_arrivals, trace_window
+    from pacml.sim.workload import BetaPMF
+
+    w = hand_workload((None, 6.0), horizon_s=8.0)
+    windows = set()
+    for seed in range(16):
+        times, steps = trace_window(w, 8.0, np.random.default_rng(seed))
+        windows.add((tuple(times.tolist()), tuple(steps.tolist())))
+    assert windows == {((0.0, 4.0), (33, 50)), ((0.0, 8.0), (50, 67))}
+    pmf = BetaPMF(np.array([0.5]), np.array([1.0]))
+    for seed in range(4):
+        arr = trace_arrivals(w, WorkloadConfig(horizon_s=8.0), 3, pmf, np.random.default_rng(seed))
+        assert arr.interarrival_s.tolist() in ([4.0, 6.0], [8.0, 6.0])
+        assert arr.beta.tolist() == [0.5, 0.5] and set(arr.graph.tolist()) <= {0, 1, 2}
