@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +13,7 @@ from pacml.errors import InfeasibleClusterError, UnknownNameError
 from pacml.evaluation import run_episode
 from pacml.policies.base import make_policy
 from pacml.sim.engine import ClusterModel, Episode
+from pacml.sim.records import JobRecord
 
 from conftest import PAPER_MODELS, two_layer_graph
 
@@ -38,6 +41,21 @@ def test_full_cluster_blocks_an_arrival_and_horizon_counts():
     records, met = run_episode(m, make_policy("para_max"), "lax", 0)
     assert [r.cause for r in records] == ["horizon"] + ["rejected"] * 9 + [None]
     assert records[-1].outcome == "undecided"
+    # the arrival at the horizon: arrived, never decided, with its own requirement
+    seq = float(m.sequential_jct_s[0])
+    assert dataclasses.astuple(records[-1]) == dataclasses.astuple(
+        JobRecord(
+            job_idx=10,
+            model="toy",
+            arrival_s=10.0,
+            interarrival_s=1.0,
+            beta=1.0,
+            sequential_jct_s=seq,
+            max_acceptable_jct_s=seq,
+            job_bytes=float(m.job_bytes[0]),
+            outcome="undecided",
+        )
+    )
     assert met["jobs_arrived"] == 11 and met["jobs_blocked"] == 10
     assert met["blocked_horizon"] == 1 and met["blocked_rejected"] == 9
     assert met["blocking_rate"] == pytest.approx(10 / 11)
@@ -75,8 +93,14 @@ def test_invalid_degree_is_blocked_not_crashed():
     ep = Episode(m, "lax", __import__("numpy").random.default_rng(0))
     rec = ep.step(2)
     assert rec.outcome == "running"
-    with pytest.raises(ValueError, match="out of range"):
-        Episode(m, "lax", __import__("numpy").random.default_rng(0)).step(99)
+    fresh = Episode(m, "lax", __import__("numpy").random.default_rng(0))
+    assert len(fresh.decision.mask) == 3  # degrees 0, 1, 2 on two servers
+    for action in (99, 3, -1):  # 3: one past the last degree
+        with pytest.raises(ValueError, match=rf"^degree {action} is out of range 0\.\.2$"):
+            fresh.step(action)
+    assert ep.decision is None  # the next arrival (1000 s) is past the horizon
+    with pytest.raises(AssertionError, match="^episode is done$"):
+        ep.step(1)
 
 
 def test_op_larger_than_worker_memory_is_rejected():

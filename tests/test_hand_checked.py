@@ -3,6 +3,8 @@ episode, and the engine's caches against an uncached computation."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -213,6 +215,8 @@ def test_metrics_of_hand_written_records():
         record(1, 8.0, 0.5, 4.0, 50.0, "running", **running),
         record(2, 9.0, 0.2, 5.0, 30.0, "blocked", action=8, cause="jct"),
     ]
+    # their gaps to the next arrival: half a second, none (a trace's simultaneous submissions), 10 s
+    records = [dataclasses.replace(r, interarrival_s=gap) for r, gap in zip(records, (0.5, 0.0, 10.0))]
     met = episode_metrics(records, num_workers=8, horizon_s=10.0, num_training_steps=5)
     expected = {
         "jobs_arrived": 3,
@@ -234,7 +238,7 @@ def test_metrics_of_hand_written_records():
         "worker_utilisation": (4 * 2.5 * 0.5 + 2 * 2 * 0.25) / 80,
         "worker_utilisation_ddls": (4 * 2.5 * 0.5 + 2 * 2 * 0.25) / 80 / 5,
         "worker_occupancy": (4 * 2.5 + 2 * 2) / 80,
-        "mean_load_rate": (100.0 + 50.0 + 30.0) / 10 / 3,
+        "mean_load_rate": (100.0 / 0.5 + 30.0 / 10) / 2,  # the job with no gap left out
         "episode_return": 1,  # two accepted, one blocked at its decision
     }
     for key, value in expected.items():

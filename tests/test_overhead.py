@@ -24,7 +24,8 @@ def test_one_worker_has_no_network_and_the_step_is_the_ops_in_sequence():
 
 
 def test_the_ideal_network_changes_only_the_network():
-    cfg = load_config(None, PHYSICAL)
+    cfg = load_config(None, [*PHYSICAL, "cluster.reconfiguration_s=0.5"])  # every network key non-zero
+    assert cfg.cluster.propagation_latency_s > 0 and cfg.cluster.io_latency_s > 0
     ideal = ideal_network(cfg)
     assert ideal.cluster.node_bandwidth_bytes_per_s == math.inf
     assert ideal.cluster.propagation_latency_s == ideal.cluster.io_latency_s == ideal.cluster.reconfiguration_s == 0
@@ -52,3 +53,10 @@ def test_the_paper_models_overhead_stays_small_on_the_paper_clock(model_graphs):
     assert {r["model"] for r in rows} == {g.name for g in model_graphs}
     assert all(0.0 <= r["network_overhead"] < 0.01 for r in rows)  # paper.md: <= 2 % on RAMP
     assert all(r["ideal_step_time_s"] <= r["step_time_s"] for r in rows)
+
+
+def test_two_servers_give_one_row_a_degree_the_last_on_both():
+    two = [*PHYSICAL, "cluster.communication_groups=1", "cluster.racks_per_group=1", "cluster.servers_per_rack=2"]
+    rows = network_overhead([two_layer_graph()], load_config(None, two))
+    assert [(r["degree"], r["workers"]) for r in rows] == [(1, 1), (2, 2)]
+    assert 0 < rows[1]["network_overhead"] < 1

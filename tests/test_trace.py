@@ -284,3 +284,31 @@ def test_trace_episodes_worked_by_hand():
         arr = trace_arrivals(w, WorkloadConfig(horizon_s=8.0), 3, pmf, np.random.default_rng(seed))
         assert arr.interarrival_s.tolist() in ([4.0, 6.0], [8.0, 6.0])
         assert arr.beta.tolist() == [0.5, 0.5] and set(arr.graph.tolist()) <= {0, 1, 2}
+
+
+def test_a_trace_model_without_a_load_takes_the_configured_gap():
+    # workload.offered_load unset: the trace's mean gap becomes workload.interarrival_s
+    trace = bursty_trace(500)
+    m = trace_model(trace, "workload.offered_load=null", "workload.interarrival_s=250", "workload.horizon_s=1000")
+    mean_gap = (trace.submit_s[-1] - trace.submit_s[0]) / 499
+    assert m.trace_workload.time_factor == pytest.approx(250 / mean_gap, rel=1e-12)
+    assert m.interarrival_s == 250
+    # a model rebuilt from another's parts (as the imitation teacher's is) replays its trace
+    again = ClusterModel(m.graphs, m.cfg, m.cache, m.trace)
+    first, second = (Episode(x, "beta_a", episode_rngs(3)[0]).arrivals for x in (m, again))
+    assert np.array_equal(first.time_s, second.time_s) and np.array_equal(first.steps, second.steps)
+
+
+def test_a_trace_and_its_config_key_must_come_together():
+    cfg = load_config(overrides=[*TOY_CLUSTER])
+    with pytest.raises(
+        ConfigError,
+        match=r"^<defaults>: config key 'trace\.path' = None: a trace was given but the config names no trace file$",
+    ):
+        ClusterModel(toy_pool(), cfg, trace=bursty_trace(100))
+    named = load_config(overrides=[*TOY_CLUSTER, "trace.path=bursty.csv"])
+    with pytest.raises(
+        ConfigError,
+        match=r"^<defaults>: config key 'trace\.path' = 'bursty\.csv': the config names a trace but none was read \(pacml\.trace_csv\)$",
+    ):
+        ClusterModel(toy_pool(), named)

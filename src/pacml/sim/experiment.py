@@ -153,6 +153,7 @@ class ClusterModel:
         cache[key] = alloc
         return alloc
 
-    def jct_s(self, alloc: Allocation, g: int, steps: int | None = None) -> float:
-        """The JCT of job graph ``g`` at ``alloc``, training for ``steps`` (None: the graph's own)."""
-        return alloc.step.step_time_s * (self.graphs[g].num_training_steps if steps is None else steps)
+    def jct_s(self, alloc: Allocation, g: int, steps: int) -> float:
+        """The JCT of job graph ``g`` at ``alloc``, training for ``steps`` (the engine's
+        `Episode.steps_of`: a trace job's own, else its graph's)."""
+        return alloc.step.step_time_s * steps
