@@ -65,6 +65,28 @@ def test_exponential_arrivals_have_the_configured_mean_gap():
     assert set(np.unique(arr.beta)) <= set(pmf.support)
 
 
+def test_the_arrival_stream_of_a_seed_is_pinned():
+    """Every published number rests on this stream: the gaps are drawn 1024 at a time until
+    they pass the horizon, then the jobs' graphs and betas from the same generator. Values
+    recorded from the code of 2026-12-04; a change here changes every result."""
+    cfg = load_config(overrides=["workload.offered_load=null", "workload.interarrival=exponential"])
+    w = dataclasses.replace(cfg.workload, horizon_s=2e6)
+    (pmf,) = pmfs("beta_a", [0])
+    arr = sample_arrivals(w, 5, 100.0, pmf, np.random.default_rng(1))
+    assert len(arr.time_s) == 20054 and arr.time_s[1] == 107.30290263725388
+    assert arr.graph[:8].tolist() == [4, 4, 3, 3, 4, 2, 3, 3] and arr.beta[:4].tolist() == [0.2, 0.88, 0.35, 0.12]
+
+
+def test_a_horizon_shorter_than_every_gap_has_the_arrival_at_zero():
+    cfg = load_config(overrides=["workload.offered_load=null", "workload.interarrival=exponential"])
+    (pmf,) = pmfs("beta_a", [0])
+    for horizon_s in (0.5, 0.0):
+        arr = sample_arrivals(
+            dataclasses.replace(cfg.workload, horizon_s=horizon_s), 5, 1e6, pmf, np.random.default_rng(0)
+        )
+        assert arr.time_s.tolist() == [0.0] and arr.interarrival_s[0] > horizon_s
+
+
 def test_mean_ci_on_one_two_three_by_hand():
     # three agents of one test seed each, or one agent of three seeds: a resample's mean is the
     # mean of three draws from {1, 2, 3}; "all 1" and "all 3" each have probability 1/27 = 3.7 %
