@@ -169,6 +169,7 @@ def test_the_snapshot_after_the_last_decision_is_at_the_horizon():
     while not ep.done:
         ep.step(1)
     assert ep.snapshot().time_s == 1100.0 and ep.snapshot().departures == ()
+    assert len(ep.future(10).time_s) == 0  # every arrival is accounted for: none lies ahead
 
 
 def test_the_true_future_is_the_next_h_arrivals():
