@@ -212,6 +212,7 @@ def test_a_trace_range_rescaled_to_an_offered_load_worked_by_hand():
     # load 0.5 on 4 workers: a mean gap of 0.2 s x 50 steps / (0.5 x 4) = 5 s against the
     # trace's 30 s / 2 gaps = 15 s: one third of a simulation second per trace second
     assert w.time_factor == pytest.approx(1 / 3, rel=1e-15)
+    assert hand_workload((0.5, 6.0)).time_factor == w.time_factor  # a load wins over a gap
     # a fixed gap instead of a load: 6 s / 15 s
     assert hand_workload((None, 6.0)).time_factor == pytest.approx(0.4, rel=1e-15)
     # a reference duration of 400 s: round(50 x 0.5, 0.75, 1) (37.5 rounds to even)

@@ -86,7 +86,7 @@ class ClusterModel:
                 w.num_training_steps,
                 mean_step_s,
                 self.topology.num_workers,
-                (w.offered_load, None if w.offered_load is not None else w.interarrival_s),
+                (w.offered_load, w.interarrival_s),
                 w.horizon_s,
             )
             self.mean_sequential_jct_s = mean_step_s * self.trace_workload.mean_steps

@@ -76,8 +76,9 @@ def trace_workload(
     is shorter than one horizon.
 
     ``mean_step_s`` is the pool's mean sequential step time (simulation clock). With
-    ``load_gap_s`` = (load, None) the mean gap becomes mean_step_s x mean steps / (load x
-    workers), i.e. that offered load; with (None, gap) it becomes ``gap``.
+    ``load_gap_s`` = (load, gap) the mean gap becomes mean_step_s x mean steps / (load x
+    workers), i.e. that offered load, or ``gap`` where the load is None (the workload's
+    ``offered_load`` and ``interarrival_s``).
     """
     rows = trace_rows(trace, cfg)
     submit, duration = trace.submit_s[rows], trace.duration_s[rows]
