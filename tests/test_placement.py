@@ -220,3 +220,24 @@ def test_ddls_first_fit_fills_a_server_to_the_byte():
     assert servers_by_op(place(pg, exact, exact.all_mask), pg)[:4] == [(0, 8)] * 4
     short = RampTopology(ClusterConfig(worker_memory_bytes=2e6 - 1.0))
     assert place(pg, short, short.all_mask) is None
+
+
+def test_every_placer_returns_read_only_int64_servers_and_a_two_byte_key():
+    """The step cache keeps a placement's servers and key for the whole run: the servers are
+    int64 and read-only (a cached placement must never change under its key); the key holds two
+    bytes per sub-op and per coordinate of each distinct server."""
+    from pacml.cluster.placement import canonical_key
+
+    pg = partition(mixed_chain(), 4, Q)
+    tight = RampTopology(ClusterConfig(worker_memory_bytes=2.4e6))  # under the 2.5 MB a job needs: op by op
+    placements = [
+        place(pg, TOPO, TOPO.all_mask),
+        place(pg, tight, tight.all_mask),
+        place_compact(pg, TOPO, TOPO.all_mask),
+    ]
+    for p in placements:
+        assert p.sub_op_server.dtype == np.int64 and not p.sub_op_server.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            p.sub_op_server[0] = 1
+        distinct = len(set(p.sub_op_server.tolist()))
+        assert len(canonical_key(p, TOPO)) == 2 * pg.num_sub_ops + 2 * 3 * distinct
