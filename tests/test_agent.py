@@ -159,6 +159,12 @@ def test_training_is_deterministic_and_resumes_exactly(tmp_path):
     # every update's metrics, the resumed run's too (kept in last.pt across the kill)
     assert [h["step"] for h in full.history] == [h["step"] for h in resumed.history] == [1, 2, 3, 4]
     assert all(h["phase"] == "ppo" and "losses/entropy" in h for h in resumed.history)
+    # the learning rate falls linearly to 0 over the 4 updates; validation after the first and the last
+    lr = cfg.ppo.learning_rate
+    assert [h["charts/learning_rate"] for h in full.history] == pytest.approx([lr, 0.75 * lr, 0.5 * lr, 0.25 * lr])
+    assert [(c["update"], c["global_step"]) for c in full.curve] == [(1, 40), (4, 160)]
+    assert full.global_step == resumed.global_step == 160 and full.best_update in (1, 4)
+    assert full.best_blocking_rate == min(c["blocking_rate"] for c in full.curve)
 
     def timeless(history):  # the timings differ from run to run; nothing else may
         return [{k: v for k, v in h.items() if not k.startswith("perf/")} for h in history]
