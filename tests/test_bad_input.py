@@ -332,3 +332,26 @@ def test_cli_version_is_the_installed_package_version(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--version"])
     assert exc.value.code == 0 and capsys.readouterr().out.strip() == f"pacml {version('pacml')}"
+
+
+def test_every_policy_the_help_names_is_one(capsys):
+    """`--help` lists the policies by name; each resolves (fixed-K as fixed-4), and an unknown one does not."""
+    from pacml.cli import POLICY_HELP
+    from pacml.errors import UnknownNameError
+    from pacml.policies.base import PolicyContext, make_policy
+    from pacml.sim.engine import ClusterModel
+
+    from conftest import TOY_CLUSTER, toy_pool
+
+    names = re.findall(r"(?:^|, )([a-z_]+(?:-K)?)", POLICY_HELP)
+    assert len(names) == 10 and "pacml" in names and "fixed-K" in names
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    assert "rollout_clairvoyant" in " ".join(capsys.readouterr().out.split())
+    context = PolicyContext(ClusterModel(toy_pool(), load_config(overrides=TOY_CLUSTER)), "beta_a")
+    for name in names:
+        if name == "pacml":
+            continue  # needs a checkpoint: tests/test_agent.py
+        assert make_policy(name.replace("-K", "-4"), context=context) is not None, name
+    with pytest.raises(UnknownNameError):
+        make_policy("para_medium", context=context)

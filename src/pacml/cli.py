@@ -165,6 +165,10 @@ def _cmd_mlflow_relocate(args: argparse.Namespace) -> int:
 
 
 DIST_HELP = "JCT-requirement distribution: beta_a, beta_b, beta_c, beta_d, or one under distributions: in the config"
+POLICY_HELP = (
+    "para_max, para_min, random, sequential, oracle, best_fixed, fixed-K (e.g. fixed-4), "
+    "rollout, rollout_clairvoyant (an upper bound), pacml (with --checkpoint)"
+)
 
 
 def _version() -> str:
@@ -232,12 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("simulate", help="run one episode of a policy and write its metrics as JSON")
     p.add_argument("--graphs", required=True, help="directory of graph files (.json or PipeDream .txt)")
-    p.add_argument(
-        "--policy",
-        required=True,
-        help="para_max, para_min, random, sequential, oracle, best_fixed, fixed-K, "
-        "rollout, rollout_clairvoyant (an upper bound), pacml",
-    )
+    p.add_argument("--policy", required=True, help=POLICY_HELP)
     p.add_argument("--dist", required=True, help=DIST_HELP)
     p.add_argument("--seed", type=_seed, default=0)
     p.add_argument("--checkpoint", help="agent checkpoint (policy pacml)")
@@ -261,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("evaluate", help="evaluate a policy on test seeds and write tidy rows as JSON")
     p.add_argument("--graphs", required=True, help="directory of graph files")
-    p.add_argument("--policy", required=True)
+    p.add_argument("--policy", required=True, help=POLICY_HELP)
     p.add_argument("--checkpoint", help="agent checkpoint (policy pacml)")
     p.add_argument("--dist", required=True, help=DIST_HELP)
     p.add_argument("--seeds", type=_seed, nargs="+", required=True)
