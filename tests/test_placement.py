@@ -241,3 +241,27 @@ def test_every_placer_returns_read_only_int64_servers_and_a_two_byte_key():
             p.sub_op_server[0] = 1
         distinct = len(set(p.sub_op_server.tolist()))
         assert len(canonical_key(p, TOPO)) == 2 * pg.num_sub_ops + 2 * 3 * distinct
+
+
+def test_compact_fills_the_blocks_first_server_to_the_byte():
+    """Ops of degree 6, 2 and 8 (at action 8) whose sub-ops need 1 MB each: the job takes a
+    block of 8 and its first server holds a sub-op of every op, 3 MB."""
+    t = np.array([5e-5, 1.5e-5, 1e-3])
+    graph = training_graph(
+        name="three_degrees",
+        forward_names=["a", "b", "c"],
+        descriptions=["a", "b", "c"],
+        forward_time_s=t,
+        backward_time_s=2 * t,
+        activation_bytes=np.array([3e6, 1e6, 4e6]),  # both twins, over 6, 2, 8: 1 MB a sub-op
+        parameter_bytes=np.zeros(3),
+        forward_edges=[(0, 1), (1, 2)],
+        last_forward=2,
+    )
+    pg = partition(graph, 8, Q)
+    assert pg.degree[:3].tolist() == [6, 2, 8]
+    exact = RampTopology(ClusterConfig(worker_memory_bytes=3e6))
+    p = place_compact(pg, exact, exact.all_mask)
+    assert p is not None and p.num_workers == 8
+    short = RampTopology(ClusterConfig(worker_memory_bytes=3e6 - 1.0))
+    assert place_compact(pg, short, short.all_mask) is None

@@ -234,9 +234,9 @@ def test_a_trace_ranges_limits_worked_by_hand():
     at_once = Trace(np.array([3.0, 3.0, 3.0]), np.ones(3), "at_once")
     with pytest.raises(
         ConfigError,
-        match=r"^<defaults>: config key 'trace\.last_row' = None: every job of the range was submitted at one instant \(at_once\)$",
+        match=r"^<defaults>: config key 'trace\.last_row' = 3: every job of the range was submitted at one instant \(at_once\)$",
     ):
-        trace_workload(at_once, TraceConfig(), 50, 0.2, 4, (None, 1.0), 1.0)
+        trace_workload(at_once, TraceConfig(last_row=3), 50, 0.2, 4, (None, 1.0), 1.0)
 
 
 @pytest.mark.parametrize(
