@@ -115,21 +115,27 @@ def test_an_unknown_placer_is_refused_naming_the_key():
         load_config(overrides=["cluster.placement=tight"])
 
 
+def small_graph(name, forward_time_s, activation_bytes, forward_edges):
+    """Forward ops a, b, c, ... (backward twice as long, no parameters), the last one last."""
+    t = np.asarray(forward_time_s, dtype=float)
+    names = [chr(ord("a") + i) for i in range(len(t))]
+    return training_graph(
+        name=name,
+        forward_names=names,
+        descriptions=names,
+        forward_time_s=t,
+        backward_time_s=2 * t,
+        activation_bytes=np.broadcast_to(np.asarray(activation_bytes, dtype=float), t.shape).copy(),
+        parameter_bytes=np.zeros(len(t)),
+        forward_edges=forward_edges,
+        last_forward=len(t) - 1,
+    )
+
+
 def two_chains_join():
     """a (15 us), b (1 ms), c (15 us, after b), d (15 us, after a and c): at action 4, a, c and d
     have degree 2 and b 4; d has two parents of its degree."""
-    t = np.array([1.5e-5, 1e-3, 1.5e-5, 1.5e-5])
-    return training_graph(
-        name="join",
-        forward_names=["a", "b", "c", "d"],
-        descriptions=["a", "b", "c", "d"],
-        forward_time_s=t,
-        backward_time_s=2 * t,
-        activation_bytes=np.full(4, 1e6),
-        parameter_bytes=np.zeros(4),
-        forward_edges=[(0, 1), (1, 2), (0, 3), (2, 3)],
-        last_forward=3,
-    )
+    return small_graph("join", [1.5e-5, 1e-3, 1.5e-5, 1.5e-5], 1e6, [(0, 1), (1, 2), (0, 3), (2, 3)])
 
 
 @settings(max_examples=120, deadline=None)
@@ -170,18 +176,7 @@ def test_ddls_tests_memory_op_by_op_when_it_can_bind():
 def four_op_chain(activation_bytes):
     """a -> b -> c -> d, 1 ms each: every op has degree 2 at action 2, and a sub-op needs its
     op's activation bytes (both twins hold them, over the degree 2)."""
-    t = np.full(4, 1e-3)
-    return training_graph(
-        name="chain4",
-        forward_names=["a", "b", "c", "d"],
-        descriptions=["a", "b", "c", "d"],
-        forward_time_s=t,
-        backward_time_s=2 * t,
-        activation_bytes=np.asarray(activation_bytes, dtype=float),
-        parameter_bytes=np.zeros(4),
-        forward_edges=[(0, 1), (1, 2), (2, 3)],
-        last_forward=3,
-    )
+    return small_graph("chain4", np.full(4, 1e-3), activation_bytes, [(0, 1), (1, 2), (2, 3)])
 
 
 def servers_by_op(p, pg):
@@ -246,18 +241,8 @@ def test_every_placer_returns_read_only_int64_servers_and_a_two_byte_key():
 def test_compact_fills_the_blocks_first_server_to_the_byte():
     """Ops of degree 6, 2 and 8 (at action 8) whose sub-ops need 1 MB each: the job takes a
     block of 8 and its first server holds a sub-op of every op, 3 MB."""
-    t = np.array([5e-5, 1.5e-5, 1e-3])
-    graph = training_graph(
-        name="three_degrees",
-        forward_names=["a", "b", "c"],
-        descriptions=["a", "b", "c"],
-        forward_time_s=t,
-        backward_time_s=2 * t,
-        activation_bytes=np.array([3e6, 1e6, 4e6]),  # both twins, over 6, 2, 8: 1 MB a sub-op
-        parameter_bytes=np.zeros(3),
-        forward_edges=[(0, 1), (1, 2)],
-        last_forward=2,
-    )
+    # both twins' activations over 6, 2, 8: 1 MB a sub-op
+    graph = small_graph("three_degrees", [5e-5, 1.5e-5, 1e-3], [3e6, 1e6, 4e6], [(0, 1), (1, 2)])
     pg = partition(graph, 8, Q)
     assert pg.degree[:3].tolist() == [6, 2, 8]
     exact = RampTopology(ClusterConfig(worker_memory_bytes=3e6))
