@@ -60,9 +60,11 @@ coverage: $(STAMP)
 # resumes where it stopped; MUTANTS='pacml.sim.*' runs a subset; docs/testing.md lists the
 # equivalent mutants. Slow: hours for all of it on 2 cores.
 MUTANTS ?=
+# ulimit -v: a mutant whose loop keeps allocating (e.g. sample_arrivals never reaching the horizon)
+# gets a MemoryError at 6 GB of address space, which counts as killed, instead of taking the machine.
 mutation: $(STAMP)
 	$(VENV)/bin/python -m pip install --quiet 'mutmut==3.8.1'
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PACML_SHARED=$(abspath ..)/shared $(VENV)/bin/mutmut run --max-children $(shell nproc) $(MUTANTS)
+	ulimit -v 6000000 && OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PACML_SHARED=$(abspath ..)/shared $(VENV)/bin/mutmut run --max-children $(shell nproc) $(MUTANTS)
 	$(VENV)/bin/python tools/mutation_score.py --survivors
 
 clean-venv:

@@ -59,6 +59,16 @@ def test_bad_distribution_range_rejected():
         load_config(overrides=["distributions.beta_a.min=0"])
 
 
+def test_a_distribution_bound_off_its_rounding_grid_is_rejected():
+    # with one decimal, min 0.05 would round to a beta of 0 (and 0.1 would never be drawn)
+    with pytest.raises(ConfigError, match=r"'distributions\.beta_a\.min' = 0\.05: must have at most 1 decimals"):
+        load_config(overrides=["distributions.beta_a.min=0.05", "distributions.beta_a.decimals=1"])
+    with pytest.raises(ConfigError, match=r"'distributions\.beta_b\.max' = 0\.955: must have at most 2 decimals"):
+        load_config(overrides=["distributions.beta_b.max=0.955"])
+    cfg = load_config(overrides=["distributions.beta_a.min=0.2", "distributions.beta_a.decimals=1"])
+    assert cfg.distributions["beta_a"].min == 0.2
+
+
 def test_workflow_distribution_must_exist():
     with pytest.raises(ConfigError, match=r"workflow\.distributions\[0\]"):
         load_config(overrides=["workflow.distributions=[beta_z]"])

@@ -88,6 +88,51 @@ def test_departure_frees_servers_before_a_simultaneous_arrival():
     assert met["jobs_completed"] == 2
 
 
+def test_simultaneous_departures_leave_in_arrival_order_with_full_records():
+    # two servers; "toy" runs 500 s sequentially, "short" (half the steps) 250 s. Seed 0 draws
+    # toy at 0 s and short at 250 s: both at degree 1 finish at exactly 500 s, the third
+    # arrival's instant; ties leave by the departure's sequence number, so toy first
+    cfg = load_config(
+        overrides=[
+            "cluster.communication_groups=1",
+            "cluster.racks_per_group=1",
+            "cluster.servers_per_rack=2",
+            *LAX,
+            "workload.interarrival_s=250",
+            "workload.horizon_s=600",
+            "workload.replication_factor=1",
+        ]
+    )
+    short = dataclasses.replace(two_layer_graph(steps=25), name="short")
+    m = ClusterModel([two_layer_graph(), short], cfg)
+    ep = Episode(m, "lax", __import__("numpy").random.default_rng(0))
+    assert ep.arrivals.graph.tolist() == [0, 1, 0]
+    first = ep.step(1)
+    assert dataclasses.astuple(first) == dataclasses.astuple(
+        JobRecord(
+            job_idx=0,
+            model="toy",
+            arrival_s=0.0,
+            interarrival_s=250.0,
+            beta=1.0,
+            sequential_jct_s=500.0,
+            max_acceptable_jct_s=500.0,
+            job_bytes=float(m.job_bytes[0]),
+            outcome="running",
+            action=1,
+            jct_s=500.0,
+            finish_s=500.0,
+            num_workers=1,
+            utilisation=first.utilisation,
+            partitioned_bytes=float(m.job_bytes[0]),
+        )
+    )
+    second = ep.step(1)
+    assert (second.model, second.max_acceptable_jct_s, second.finish_s) == ("short", 250.0, 500.0)
+    assert [(r.job_idx, r.outcome) for r in ep.records] == [(0, "completed"), (1, "completed")]
+    assert ep.decision.free_workers == 2  # both left before the arrival at 500 s
+
+
 def test_invalid_degree_is_blocked_not_crashed():
     m = tiny("workload.interarrival_s=1000", "workload.horizon_s=999")
     ep = Episode(m, "lax", __import__("numpy").random.default_rng(0))
@@ -95,6 +140,9 @@ def test_invalid_degree_is_blocked_not_crashed():
     assert rec.outcome == "running"
     fresh = Episode(m, "lax", __import__("numpy").random.default_rng(0))
     assert len(fresh.decision.mask) == 3  # degrees 0, 1, 2 on two servers
+    # the look-ahead answers None (no JCT) for rejection and for degrees out of range
+    assert [fresh.decision.lookahead(a) for a in (-1, 0, 3)] == [None, None, None]
+    assert fresh.decision.lookahead(1) == 500.0
     for action in (99, 3, -1):  # 3: one past the last degree
         with pytest.raises(ValueError, match=rf"^degree {action} is out of range 0\.\.2$"):
             fresh.step(action)

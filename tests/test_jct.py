@@ -5,12 +5,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-from pacml.cluster.comms import all_reduce_time_s
-from pacml.cluster.placement import place
+from pacml.cluster.comms import all_reduce_time_s, transfer_time_s
+from pacml.cluster.placement import Placement, place
 from pacml.cluster.topology import RampTopology
 from pacml.config import ClusterConfig
 from pacml.graphs.opgraph import training_graph
-from pacml.graphs.partition import op_degrees, partition
+from pacml.graphs.partition import PartitionedGraph, op_degrees, partition
 from pacml.sim.jct import simulate_step, transfer_times_s
 
 from conftest import two_layer_graph
@@ -145,34 +145,82 @@ def test_occupied_cluster_moves_the_block():
     assert dataclasses.is_dataclass(pl)
 
 
+def hand_step(compute_s, servers, edges=(), sync=(), size_bytes=None):
+    """The simulated step (scale 1) of unsplit sub-ops with the given compute times on the given
+    servers; ``edges`` are (src, dst) dependencies, zero-byte (no transfer time) unless
+    ``size_bytes`` says, those at the positions in ``sync`` sync dependencies."""
+    n, e = len(compute_s), len(edges)
+    src = np.array([a for a, _ in edges], dtype=np.int64)
+    dst = np.array([b for _, b in edges], dtype=np.int64)
+    pg = PartitionedGraph(
+        graph=two_layer_graph(),
+        action=1,
+        degree=np.ones(n, dtype=np.int64),
+        offset=np.arange(n + 1),
+        sub_op=np.arange(n),
+        sub_index=np.zeros(n, dtype=np.int64),
+        compute_time_s=np.array(compute_s, dtype=float),
+        memory_bytes=np.zeros(n),
+        src=src,
+        dst=dst,
+        size_bytes=np.zeros(e) if size_bytes is None else np.array(size_bytes, dtype=float),
+        is_sync=np.isin(np.arange(e), list(sync)),
+        group=np.full(e, -1),
+    )
+    mask = sum(1 << s for s in set(servers))
+    pl = Placement(sub_op_server=np.array(servers), workers_mask=mask, num_workers=len(set(servers)))
+    return simulate_step(pg, pl, TOPO, 1.0)
+
+
 def test_a_short_sub_op_preempts_a_long_one_on_its_server():
     """Four sub-ops on two servers, computed by hand (scale 1, zero-byte transfers take no
     time): server 0 holds X (10 s) and Y (1 s), server 1 holds W (2 s) and Z (10 s), with
     W -> Y -> Z. X starts at 0; Y becomes ready at 2 and, shorter, preempts X; Y ends at 3,
     Z runs 3..13 on server 1 while X finishes its remaining 8 s at 11: the step is 13 s.
     Without preemption (or longest first) Y would wait for X, and Z would end at 21."""
-    from pacml.cluster.placement import Placement
-    from pacml.graphs.partition import PartitionedGraph
-
-    four = np.arange(4)
-    pg = PartitionedGraph(
-        graph=two_layer_graph(),
-        action=1,
-        degree=np.ones(4, dtype=np.int64),
-        offset=np.arange(5),
-        sub_op=four,
-        sub_index=np.zeros(4, dtype=np.int64),
-        compute_time_s=np.array([10.0, 2.0, 1.0, 10.0]),  # X, W, Y, Z
-        memory_bytes=np.zeros(4),
-        src=np.array([1, 2]),
-        dst=np.array([2, 3]),
-        size_bytes=np.zeros(2),
-        is_sync=np.zeros(2, dtype=bool),
-        group=np.full(2, -1),
-    )
-    pl = Placement(sub_op_server=np.array([0, 1, 0, 1]), workers_mask=0b11, num_workers=2)
-    result = simulate_step(pg, pl, TOPO, 1.0)
+    result = hand_step([10.0, 2.0, 1.0, 10.0], [0, 1, 0, 1], [(1, 2), (2, 3)])  # X, W, Y, Z
     assert result.step_time_s == 13.0 and result.compute_busy_s == 23.0
+
+
+def test_independent_sub_ops_the_last_with_no_input():
+    # nothing depends on anything: one server runs them back to back, two in parallel
+    assert hand_step([1.0, 2.0], [0, 0]).step_time_s == 3.0
+    assert hand_step([1.0, 2.0], [0, 1]).step_time_s == 2.0
+
+
+def test_even_one_byte_between_servers_takes_transfer_time():
+    cfg = TOPO.cfg
+    one_byte_s = float(transfer_time_s(np.array([1.0]), cfg.channel_bandwidth_bytes_per_s, cfg)[0])
+    assert one_byte_s > 0
+    assert hand_step([1.0, 1.0], [0, 1], [(0, 1)], size_bytes=[1.0]).step_time_s == 2.0 + one_byte_s
+    assert hand_step([1.0, 1.0], [0, 0], [(0, 1)], size_bytes=[1.0]).step_time_s == 2.0  # one server: free
+
+
+def test_equal_compute_times_tie_on_the_sub_op_id_and_preempt():
+    """Server 0 holds P (id 0, 2 s), Q (id 1, 2 s, no input); server 1 holds R (id 2, 1 s)
+    and S (id 3, 10 s) with R -> P -> S. Q starts at 0; P is ready at 1 and, with the same
+    time but the smaller id, preempts Q: P runs 1..3, S 3..13 (Q ends at 4): 13 s. Keys
+    without the id would let Q finish first (P 2..4, S 4..14)."""
+    assert hand_step([2.0, 2.0, 1.0, 10.0], [0, 0, 1, 1], [(2, 0), (0, 3)]).step_time_s == 13.0
+
+
+def test_a_preempted_sub_ops_stale_finish_does_not_end_its_preemptor():
+    """R (id 0, 8 s) on server 1; P (id 1, 10 s) and Q (id 2, 5 s) on server 0, R -> Q.
+    Q is ready at 8 and preempts P (5 < 10): Q runs 8..13, P's remaining 2 s 13..15. P's
+    first finish event (at 10) is stale: taking it for Q's would end the step at 12."""
+    assert hand_step([8.0, 10.0, 5.0], [1, 0, 0], [(0, 2)]).step_time_s == 15.0
+
+
+def test_a_sync_dependency_does_not_hide_the_next_out_edge():
+    # A (1 s, server 0) -> B by a sync dependency (B never waits for it), A -> C (5 s) as
+    # data: B runs 0..2 on server 1, C is ready at 1 and runs 2..7
+    assert hand_step([1.0, 2.0, 5.0], [0, 1, 1], [(0, 1), (0, 2)], sync=[0]).step_time_s == 7.0
+
+
+def test_a_cycle_fails_naming_the_sub_ops_that_never_ran():
+    # A runs; B and C wait for each other
+    with pytest.raises(AssertionError, match="^deadlock: 2 sub-ops never ran$"):
+        hand_step([1.0, 1.0, 1.0], [0, 0, 0], [(1, 2), (2, 1)])
 
 
 def test_a_split_op_shares_its_time_and_memory_evenly():

@@ -39,7 +39,16 @@ def test_the_skewed_distributions_have_the_papers_support_mean_and_mode(name, me
         assert pmf.support.min() >= 0.1 and pmf.support.max() == 1.0
         assert np.array_equal(pmf.support, np.round(pmf.support, 2)) and pmf.probs.sum() == pytest.approx(1.0)
         assert modes[0] <= pmf.support[np.argmax(pmf.probs)] <= modes[1]
+        assert np.all(pmf.probs > 0)  # empty histogram bins leave the support
     assert np.mean([p.mean for p in pmfs(name)]) == pytest.approx(mean, abs=0.025)
+
+
+def test_a_skewed_distribution_is_scaled_to_its_own_max():
+    cfg = load_config()
+    for top in (0.8, 0.5):
+        dist = dataclasses.replace(cfg.distributions["beta_b"], max=top)
+        pmf = build_pmf(dist, np.random.default_rng(0))
+        assert pmf.support.min() >= 0.1 and pmf.support.max() == top
 
 
 def test_fixed_arrivals_by_hand_and_the_pool_drawn_without_replacement():
@@ -50,6 +59,10 @@ def test_fixed_arrivals_by_hand_and_the_pool_drawn_without_replacement():
     assert arr.time_s.tolist() == [0.0, 1000.0, 2000.0, 3000.0, 4000.0, 5000.0]
     assert np.all(arr.interarrival_s == 1000.0)
     assert sorted(arr.graph.tolist()) == [0, 0, 1, 1, 2, 2]  # two copies of each of three graphs
+    # six jobs use up the pool exactly: one permutation, then the betas from the same generator
+    # (values of seed 0; a second permutation drawn here would change the betas)
+    assert arr.graph.tolist() == [1, 1, 2, 2, 0, 0]
+    assert arr.beta.tolist() == [0.84, 0.93, 0.65, 0.76, 0.59, 0.95]
 
 
 def test_exponential_arrivals_have_the_configured_mean_gap():

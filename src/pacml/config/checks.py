@@ -73,6 +73,12 @@ def _check_ranges(cfg: Config, source: str) -> None:
             raise ConfigError(f"{key}.min", (d.min, d.max), "need 0 < min <= max <= 1", source)
         if d.decimals < 0:
             raise ConfigError(f"{key}.decimals", d.decimals, "must be >= 0", source)
+        for bound in ("min", "max"):  # betas are rounded to decimals: a bound off that grid would
+            value = getattr(d, bound)  # round to a beta outside [min, max] (min 0.05, 1 decimal: 0)
+            if round(value, d.decimals) != value:
+                raise ConfigError(
+                    f"{key}.{bound}", value, f"must have at most {d.decimals} decimals ({key}.decimals)", source
+                )
         if d.samples < 1 or d.bins < 1:
             raise ConfigError(f"{key}.samples", (d.samples, d.bins), "samples and bins must be >= 1", source)
         if (d.kind == "mixture") != bool(d.components):

@@ -169,7 +169,7 @@ class Episode:
             if not (0 < a < len(mask) and mask[a]):
                 return None
             alloc = m.allocate(g, a, free_mask)
-            return None if alloc is None else m.jct_s(alloc, g, steps)
+            return None if alloc is None else m.jct_s(alloc, steps)
 
         return Decision(
             k,
@@ -221,13 +221,13 @@ class Episode:
             alloc = m.allocate(g, action, self.free_mask)
             if alloc is None:
                 cause = "placement"
-            elif m.jct_s(alloc, g, d.num_training_steps) > d.max_acceptable_jct_s:
+            elif m.jct_s(alloc, d.num_training_steps) > d.max_acceptable_jct_s:
                 cause = "jct"
         if cause is not None:
             rec = dataclasses.replace(base, cause=cause)
             self.records.append(rec)
         else:
-            jct = m.jct_s(alloc, g, d.num_training_steps)
+            jct = m.jct_s(alloc, d.num_training_steps)
             pg = m.partitioned(g, action)
             rec = dataclasses.replace(
                 base,

@@ -153,7 +153,8 @@ class ClusterModel:
         cache[key] = alloc
         return alloc
 
-    def jct_s(self, alloc: Allocation, g: int, steps: int) -> float:
-        """The JCT of job graph ``g`` at ``alloc``, training for ``steps`` (the engine's
+    @staticmethod
+    def jct_s(alloc: Allocation, steps: int) -> float:
+        """The JCT of a job placed at ``alloc`` that trains for ``steps`` (the engine's
         `Episode.steps_of`: a trace job's own, else its graph's)."""
         return alloc.step.step_time_s * steps
