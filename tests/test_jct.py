@@ -287,3 +287,37 @@ def test_the_papers_sub_dependency_sizes_by_hand():
         (b2, a2): own[(b2, a2)] / 2,
         (c, c2): own[(c, c2)],
     }
+
+
+def test_sync_pairs_of_every_split_backward_op_and_typed_read_only_arrays():
+    # forward A (no time: never split) -> B (1 ms): A' unsplit, B' split in 2, so the sync
+    # pairs of B' (both directions between its two sub-ops) follow an unsplit backward op
+    g = training_graph(
+        "ab", ["n1", "n2"], ["A", "B"], np.array([0.0, 1e-3]), np.array([0.0, 1e-3]),
+        np.array([4e8, 1e6]), np.zeros(2), [(0, 1)], 1,
+    )  # fmt: skip
+    pg = partition(g, 2, Q)
+    assert pg.degree.tolist() == [1, 2, 1, 2]  # A, B, A', B'
+    b2_subs = [4, 5]  # sub-ops: A 0, B 1-2, A' 3, B' 4-5
+    sync = [(int(s), int(d)) for s, d, y in zip(pg.src, pg.dst, pg.is_sync) if y]
+    assert sync == [(b2_subs[0], b2_subs[1]), (b2_subs[1], b2_subs[0])]
+    kinds = {"src": np.int64, "dst": np.int64, "group": np.int64, "size_bytes": np.float64, "is_sync": np.bool_}
+    for name in ("degree", "offset", "sub_op", "sub_index", "compute_time_s", "memory_bytes", *kinds):
+        arr = getattr(pg, name)
+        assert not arr.flags.writeable, name
+        if name in kinds:
+            assert arr.dtype == kinds[name], name
+
+
+def test_a_backward_op_whose_forward_twin_has_a_parent_groups_by_destination():
+    # forward ops listed out of topological order: op 1 -> op 0, so backward op 2 (the twin of
+    # op 0, the first backward op) has an out-edge, 2 -> 3; both split in 2: the in-edges of a
+    # split backward op form its group (3), not the source's id
+    g = training_graph(
+        "ba", ["n1", "n2"], ["B", "A"], np.array([1e-3, 1e-3]), np.array([1e-3, 1e-3]),
+        np.array([4e6, 4e6]), np.zeros(2), [(1, 0)], 0,
+    )  # fmt: skip
+    pg = partition(g, 2, Q)
+    assert pg.degree.tolist() == [2, 2, 2, 2]
+    back = {int(grp) for s, grp, y in zip(pg.src, pg.group, pg.is_sync) if not y and pg.sub_op[s] == 2}
+    assert back == {3}

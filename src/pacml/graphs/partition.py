@@ -126,8 +126,8 @@ def partition(
         srcs.append(su)
         dsts.append(sv)
         sizes.append(np.full(len(su), size))
-        syncs.append(np.zeros(len(su), dtype=bool))
-        groups.append(np.full(len(su), grp, dtype=np.int64))
+        syncs.append(np.full(len(su), False))
+        groups.append(np.full(len(su), grp))
     for b in range(n_fwd, graph.num_ops):
         nb = int(degree[b])
         if nb == 1:
@@ -138,9 +138,9 @@ def partition(
         srcs.append(su[keep])
         dsts.append(sv[keep])
         sizes.append(np.full(int(keep.sum()), mem[b] / nb))
-        syncs.append(np.ones(int(keep.sum()), dtype=bool))
-        groups.append(np.full(int(keep.sum()), -1, dtype=np.int64))
-    cat = (lambda xs, dt: np.concatenate(xs).astype(dt)) if srcs else (lambda xs, dt: np.zeros(0, dtype=dt))
+        syncs.append(np.full(int(keep.sum()), True))
+        groups.append(np.full(int(keep.sum()), -1))
+    # a training graph has at least one edge (the join of the last forward op and its twin)
     arrays = dict(
         degree=degree,
         offset=offset,
@@ -148,11 +148,11 @@ def partition(
         sub_index=sub_index,
         compute_time_s=compute,
         memory_bytes=memory,
-        src=cat(srcs, np.int64),
-        dst=cat(dsts, np.int64),
-        size_bytes=cat(sizes, np.float64),
-        is_sync=cat(syncs, bool),
-        group=cat(groups, np.int64),
+        src=np.concatenate(srcs),
+        dst=np.concatenate(dsts),
+        size_bytes=np.concatenate(sizes),
+        is_sync=np.concatenate(syncs),
+        group=np.concatenate(groups),
     )
     for a in arrays.values():
         a.setflags(write=False)
