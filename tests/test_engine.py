@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from pacml.config import load_config
 from pacml.errors import InfeasibleClusterError, UnknownNameError
 from pacml.evaluation import run_episode
+from pacml.graphs.opgraph import training_graph
 from pacml.policies.base import make_policy
 from pacml.sim.engine import ClusterModel, Episode
 from pacml.sim.records import JobRecord
@@ -149,6 +151,17 @@ def test_invalid_degree_is_blocked_not_crashed():
     assert ep.decision is None  # the next arrival (1000 s) is past the horizon
     with pytest.raises(AssertionError, match="^episode is done$"):
         ep.step(1)
+
+
+def test_round_to_placeable_decides_whether_a_degree_10_op_places():
+    # t/q = 10 at action 16: degree 10 has no block shape on 32 workers (ddls B10)
+    g = training_graph("ten", ["a"], [""], np.array([1e-4]), np.array([1e-4]), np.ones(1), np.zeros(1), [], 0)
+    fixed = ClusterModel([g], load_config())
+    assert fixed.partitioned(0, 16).degree.tolist() == [8, 8]
+    assert fixed.allocate(0, 16, fixed.topology.all_mask) is not None
+    ddls = ClusterModel([g], load_config(overrides=["partition.round_to_placeable=false"]))
+    assert ddls.partitioned(0, 16).degree.tolist() == [10, 10]
+    assert ddls.allocate(0, 16, ddls.topology.all_mask) is None
 
 
 def test_op_larger_than_worker_memory_is_rejected():

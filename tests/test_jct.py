@@ -93,6 +93,16 @@ def test_degrees_follow_the_quantum_rule():
     assert op_degrees(g, 16, Q)[:3].tolist() == [1, 6, 16]
     assert op_degrees(g, 4, Q)[:3].tolist() == [1, 4, 4]
     assert op_degrees(g, 1, Q)[:3].tolist() == [1, 1, 1]
+    assert not op_degrees(g, 16, Q).flags.writeable
+    with pytest.raises(AssertionError, match="^action 0 places nothing$"):
+        op_degrees(g, 0, Q)
+
+
+def test_the_quantum_count_rounds_up_but_not_float_noise():
+    # t/q = 2.3 -> 3 pieces -> 4; t/q = 2 + 3e-10 (float noise of a ms-to-s conversion) -> 2
+    times = np.array([2.3e-5, 2.0000000003e-5])
+    g = training_graph("q", ["a", "b"], ["", ""], times, np.zeros(2), np.ones(2), np.zeros(2), [(0, 1)], 1, 1)
+    assert op_degrees(g, 16, Q)[:2].tolist() == [4, 2]
 
 
 def test_partitioned_sizes_are_conserved_between_equal_splits():
@@ -301,6 +311,7 @@ def test_sync_pairs_of_every_split_backward_op_and_typed_read_only_arrays():
     b2_subs = [4, 5]  # sub-ops: A 0, B 1-2, A' 3, B' 4-5
     sync = [(int(s), int(d)) for s, d, y in zip(pg.src, pg.dst, pg.is_sync) if y]
     assert sync == [(b2_subs[0], b2_subs[1]), (b2_subs[1], b2_subs[0])]
+    assert pg.group[pg.is_sync].tolist() == [-1, -1] and pg.action == 2  # sync pairs join no group
     kinds = {"src": np.int64, "dst": np.int64, "group": np.int64, "size_bytes": np.float64, "is_sync": np.bool_}
     for name in ("degree", "offset", "sub_op", "sub_index", "compute_time_s", "memory_bytes", *kinds):
         arr = getattr(pg, name)
@@ -321,3 +332,33 @@ def test_a_backward_op_whose_forward_twin_has_a_parent_groups_by_destination():
     assert pg.degree.tolist() == [2, 2, 2, 2]
     back = {int(grp) for s, grp, y in zip(pg.src, pg.group, pg.is_sync) if not y and pg.sub_op[s] == 2}
     assert back == {3}
+
+
+def test_a_group_that_is_no_collective_leaves_the_next_group_one():
+    """Group 0: sub-op 0 (server 0) sends to sub-ops 2 and 3 (servers 1 and 2): sources {0, 0}
+    against destinations {1, 2}, two one-to-one transfers. Group 1: sub-ops 1 (server 0) and 4
+    (server 1) send to each other: the same servers both ways, a collective, so both take the
+    all-reduce time of the group's 2e6 bytes between two servers of one rack."""
+    n = 5
+    pg = PartitionedGraph(
+        graph=two_layer_graph(),
+        action=1,
+        degree=np.ones(n, dtype=np.int64),
+        offset=np.arange(n + 1),
+        sub_op=np.arange(n),
+        sub_index=np.zeros(n, dtype=np.int64),
+        compute_time_s=np.ones(n),
+        memory_bytes=np.zeros(n),
+        src=np.array([0, 0, 1, 4]),
+        dst=np.array([2, 3, 4, 1]),
+        size_bytes=np.full(4, 1e6),
+        is_sync=np.zeros(4, dtype=bool),
+        group=np.array([0, 0, 1, 1]),
+    )
+    servers = np.array([0, 0, 1, 2, 1])
+    assert TOPO.coords[0].tolist()[:2] == TOPO.coords[1].tolist()[:2]  # servers 0 and 1 share a rack
+    pl = Placement(sub_op_server=servers, workers_mask=0b111, num_workers=3)
+    dur = transfer_times_s(pg, pl, TOPO)
+    one = float(transfer_time_s(1e6, TOPO.cfg.channel_bandwidth_bytes_per_s, TOPO.cfg))
+    assert dur[:2].tolist() == [one, one]
+    assert dur[2:].tolist() == [all_reduce_time_s(2e6, 1, 1, 2, TOPO.cfg)] * 2

@@ -67,28 +67,24 @@ def transfer_times_s(pg: PartitionedGraph, placement: Placement, topo: RampTopol
             memo[key] = all_reduce_time_s(total, key[1], key[2], key[3], cfg)
         return memo[key]
 
-    real = ~pg.is_sync
+    # transfer groups (sync dependencies are in none: partition gives them group -1)
     groups = pg.group
     order = np.argsort(groups, kind="stable")
-    g_sorted = groups[order]
-    bounds = np.flatnonzero(np.diff(g_sorted)) + 1
+    bounds = np.flatnonzero(np.diff(groups[order])) + 1
     for idx in np.split(order, bounds):
         if len(idx) == 0 or groups[idx[0]] < 0:
             continue
-        idx = idx[real[idx]]
-        if not len(idx):
-            continue
         if not np.array_equal(np.sort(s_src[idx]), np.sort(s_dst[idx])):
             continue  # not a collective: the one-to-one times stand
-        touched = np.unique(np.concatenate([s_src[idx], s_dst[idx]]))
-        t = 0.0 if len(touched) == 1 else collective(float(pg.size_bytes[idx].sum()), touched)
         sel = idx[cross[idx]]
-        dur[sel] = t
+        if len(sel):  # the transfers that cross servers take the collective's time
+            touched = np.unique(np.concatenate([s_src[idx], s_dst[idx]]))
+            dur[sel] = collective(float(pg.size_bytes[idx].sum()), touched)
     # each sync pair is a 2-transfer collective: its time depends only on its size and on
     # which of the (c, r, s) coordinates of the two servers differ
     sync = np.flatnonzero(pg.is_sync & cross)
     if len(sync):
-        differ = (coords[s_src[sync]] != coords[s_dst[sync]]).astype(np.int64)
+        differ = coords[s_src[sync]] != coords[s_dst[sync]]
         keys = np.column_stack([pg.size_bytes[sync], differ])
         uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
         times = np.array(
