@@ -164,6 +164,17 @@ def test_round_to_placeable_decides_whether_a_degree_10_op_places():
     assert ddls.allocate(0, 16, ddls.topology.all_mask) is None
 
 
+def test_partitions_are_memoised_and_translated_blocks_share_one_step_simulation():
+    m = ClusterModel([two_layer_graph()], load_config())
+    assert m.partitioned(0, 2) is m.partitioned(0, 2)
+    first = m.allocate(0, 2, m.topology.all_mask)
+    # degree 2 on the empty cluster: servers 0 and 8 (one per communication group); with
+    # servers 0 and 1 taken, the same shape moves to 2 and 10: one step simulation for both
+    moved = m.allocate(0, 2, m.topology.all_mask & ~0b11)
+    assert (first.workers_mask, moved.workers_mask) == (1 << 0 | 1 << 8, 1 << 2 | 1 << 10)
+    assert moved.step is first.step and m.cache.step_simulations == 1
+
+
 def test_op_larger_than_worker_memory_is_rejected():
     cfg = load_config(overrides=["cluster.worker_memory_bytes=1e8"])
     with pytest.raises(InfeasibleClusterError, match="node2.*worker_memory_bytes"):
