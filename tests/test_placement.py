@@ -217,6 +217,20 @@ def test_ddls_first_fit_fills_a_server_to_the_byte():
     assert place(pg, short, short.all_mask) is None
 
 
+def test_ddls_places_a_job_needing_one_servers_memory_and_not_a_hair_more():
+    # one op and its twin, each holding half a server's memory (80 GB), at degree 1: they fit
+    # one server exactly; 5e-10 more (under the fast path's 1e-9 margin) and nothing fits
+    cap = TOPO.cfg.worker_memory_bytes
+    for frac, fits in ((1.0, True), (1 + 5e-10, False)):
+        g = training_graph(
+            "m", ["a"], [""], np.array([1e-3]), np.array([1e-3]), np.array([cap * frac / 2]), np.zeros(1), [], 0
+        )
+        placed = place(partition(g, 1, Q), TOPO, TOPO.all_mask)
+        assert (placed is not None) == fits, frac
+        if fits:
+            assert placed.sub_op_server.tolist() == [0, 0]
+
+
 def test_every_placer_returns_read_only_int64_servers_and_a_two_byte_key():
     """The step cache keeps a placement's servers and key for the whole run: the servers are
     int64 and read-only (a cached placement must never change under its key); the key holds two
