@@ -20,6 +20,7 @@ from pacml.analysis import (
     decision_table,
     mean_ci,
     reduction_rows,
+    resampled_means,
     summarise,
     summarise_all,
     tidy_rows,
@@ -233,6 +234,41 @@ def test_reductions_are_paired_episode_by_episode():
     assert (r["mean"], r["ci_low"], r["ci_high"], r["n"]) == pytest.approx((0.5, 0.5, 0.5, 4))
 
 
+def _rates(policy, episodes):
+    """blocking_rate rows of one policy on beta_a: {(replicate, seed): value}."""
+    return [
+        {"dist": "beta_a", "policy": policy, "replicate": r, "seed": s, "metric": "blocking_rate", "value": v}
+        for (r, s), v in episodes.items()
+    ]
+
+
+def test_a_reduction_pairs_only_the_episodes_both_policies_ran():
+    # pacml: agents 0 and 1 on seeds 100, 101; para_max: replicate 0 only, on seeds 100-102.
+    # Paired: (0, 100) and (0, 101), so 1 - (0.1 + 0.3) / (0.2 + 0.4) = 1/3 over n = 2
+    pacml = _rates("pacml", {(0, 100): 0.1, (0, 101): 0.3, (1, 100): 0.5, (1, 101): 0.5})
+    para_max = _rates("para_max", {(0, 100): 0.2, (0, 101): 0.4, (0, 102): 0.9})
+    r = reduction_rows(pd.DataFrame(pacml + para_max)).iloc[0]
+    assert (r["policy"], r["n"]) == ("pacml", 2) and r["mean"] == pytest.approx(1 / 3)
+    # no episode in common: no reduction, n = 0
+    apart = _rates("pacml", {(1, 101): 0.1}) + _rates("para_max", {(0, 100): 0.2})
+    r = reduction_rows(pd.DataFrame(apart)).iloc[0]
+    assert r["n"] == 0 and math.isnan(r["mean"]) and math.isnan(r["ci_low"])
+    # no reference policy at all: an empty table with the summary's columns
+    alone = reduction_rows(pd.DataFrame(_rates("pacml", {(0, 100): 0.1})))
+    assert alone.empty and list(alone.columns) == ["dist", "policy", "metric", "mean", "ci_low", "ci_high", "n"]
+
+
+def test_resampled_means_leave_out_nans_and_keep_single_values():
+    draws = bootstrap_draws((1, 2), resamples=20)
+    # one agent, seeds [0.4, NaN]: every resample that drew seed 0 means 0.4; one of only the
+    # NaN seed has no mean
+    means = resampled_means(np.array([[0.4, np.nan]]), draws)
+    drew_first = (draws[1] == 0).any(axis=(1, 2))
+    assert np.all(means[drew_first] == 0.4) and np.all(np.isnan(means[~drew_first])) and (~drew_first).any()
+    one = resampled_means(np.array([[0.7]]), bootstrap_draws((1, 1), resamples=5))
+    assert one.tolist() == [0.7] * 5
+
+
 def test_a_reference_that_blocks_nothing_gives_no_reduction():
     rows = [
         {"dist": "beta_a", "policy": p, "replicate": 0, "seed": s, "metric": "blocking_rate", "value": v}
@@ -314,9 +350,12 @@ def test_blocking_cause_shares_by_hand():
             *_episode_rows("beta_a", "pacml", 0, 10, {"jct": 1, "placement": 1}),
             *_episode_rows("beta_a", "pacml", 1, 20, {"jct": 2}),
             *_episode_rows("beta_a", "para_max", 0, 10, {"horizon": 3}),
+            *_episode_rows("beta_b", "para_max", 0, 1, {"jct": 1}),  # one arrival, blocked
         ]
     )
-    shares = blocking_cause_shares(tidy).set_index(["policy", "cause"])["share"]
+    out = blocking_cause_shares(tidy)
+    assert out[(out["dist"] == "beta_b") & (out["cause"] == "jct")]["share"].tolist() == [1.0]
+    shares = blocking_cause_shares(tidy[tidy["dist"] == "beta_a"]).set_index(["policy", "cause"])["share"]
     # the mean over episodes of each episode's share: jct (1/10 + 2/20) / 2, placement (1/10 + 0) / 2
     assert shares[("pacml", "jct")] == pytest.approx(0.1) and shares[("pacml", "placement")] == pytest.approx(0.05)
     assert shares[("para_max", "horizon")] == pytest.approx(0.3) and shares[("pacml", "horizon")] == 0.0

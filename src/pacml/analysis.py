@@ -113,7 +113,7 @@ SUMMARY_COLUMNS = ["dist", "policy", "metric", "mean", "ci_low", "ci_high", "n"]
 
 def summarise(tidy: pd.DataFrame) -> pd.DataFrame:
     """Mean and CI per (dist, policy, metric), over every replicate x test seed."""
-    out = tidy.groupby(["dist", "policy", "metric"], sort=True)[["replicate", "seed", "value"]].apply(mean_ci)
+    out = tidy.groupby(["dist", "policy", "metric"])[["replicate", "seed", "value"]].apply(mean_ci)
     return out.reset_index()[SUMMARY_COLUMNS]
 
 
@@ -128,10 +128,10 @@ def reduction_rows(tidy: pd.DataFrame, references=REDUCTION_REFERENCES) -> pd.Da
     resample the same agents and test seeds). NaN where the reference blocks nothing."""
     rates = tidy[tidy["metric"] == "blocking_rate"]
     rows = []
-    for (dist, ref), ref_cell in rates.groupby(["dist", "policy"], sort=True):
+    for (dist, ref), ref_cell in rates.groupby(["dist", "policy"]):
         if ref not in references:
             continue
-        for policy, cell in rates[rates["dist"] == dist].groupby("policy", sort=True):
+        for policy, cell in rates[rates["dist"] == dist].groupby("policy"):
             if policy == ref:
                 continue
             both = pd.concat([cell, ref_cell])
@@ -281,7 +281,7 @@ def blocking_cause_shares(tidy: pd.DataFrame) -> pd.DataFrame:
     arrived = wide["jobs_arrived"].where(wide["jobs_arrived"] > 0)
     shares = pd.DataFrame({c: wide[f"blocked_{c}"] / arrived for c in BLOCK_CAUSES})
     shares.columns.name = "cause"
-    out = shares.groupby(["dist", "policy"], sort=True).mean().stack().rename("share").reset_index()
+    out = shares.groupby(["dist", "policy"]).mean().stack().rename("share").reset_index()
     return out[["dist", "policy", "cause", "share"]]
 
 
@@ -300,7 +300,7 @@ def decision_table(jobs: pd.DataFrame) -> pd.DataFrame:
     jobs["off_mode"] = (jobs["action"] != jobs["modal_degree"]).astype(float)
     parts = []
     for by in ("model", "beta_bin"):
-        g = jobs.groupby(["dist", "policy", by], sort=True).agg(
+        g = jobs.groupby(["dist", "policy", by]).agg(
             mean_degree=("action", "mean"),
             std_degree=("action", "std"),
             share_off_mode=("off_mode", "mean"),
