@@ -243,9 +243,9 @@ def _rates(policy, episodes):
 
 
 def test_a_reduction_pairs_only_the_episodes_both_policies_ran():
-    # pacml: agents 0 and 1 on seeds 100, 101; para_max: replicate 0 only, on seeds 100-102.
-    # Paired: (0, 100) and (0, 101), so 1 - (0.1 + 0.3) / (0.2 + 0.4) = 1/3 over n = 2
-    pacml = _rates("pacml", {(0, 100): 0.1, (0, 101): 0.3, (1, 100): 0.5, (1, 101): 0.5})
+    # pacml: agents 0 and 1 on seeds 100, 101 (agent 1 also 103); para_max: replicate 0 only, on
+    # seeds 100-102. Paired: (0, 100) and (0, 101), so 1 - (0.1 + 0.3) / (0.2 + 0.4) = 1/3, n = 2
+    pacml = _rates("pacml", {(0, 100): 0.1, (0, 101): 0.3, (1, 100): 0.5, (1, 101): 0.5, (1, 103): 0.2})
     para_max = _rates("para_max", {(0, 100): 0.2, (0, 101): 0.4, (0, 102): 0.9})
     r = reduction_rows(pd.DataFrame(pacml + para_max)).iloc[0]
     assert (r["policy"], r["n"]) == ("pacml", 2) and r["mean"] == pytest.approx(1 / 3)
