@@ -107,7 +107,7 @@ def test_simultaneous_departures_leave_in_arrival_order_with_full_records():
     )
     short = dataclasses.replace(two_layer_graph(steps=25), name="short")
     m = ClusterModel([two_layer_graph(), short], cfg)
-    ep = Episode(m, "lax", __import__("numpy").random.default_rng(0))
+    ep = Episode(m, "lax", np.random.default_rng(0))
     assert ep.arrivals.graph.tolist() == [0, 1, 0]
     first = ep.step(1)
     assert dataclasses.astuple(first) == dataclasses.astuple(
@@ -137,10 +137,10 @@ def test_simultaneous_departures_leave_in_arrival_order_with_full_records():
 
 def test_invalid_degree_is_blocked_not_crashed():
     m = tiny("workload.interarrival_s=1000", "workload.horizon_s=999")
-    ep = Episode(m, "lax", __import__("numpy").random.default_rng(0))
+    ep = Episode(m, "lax", np.random.default_rng(0))
     rec = ep.step(2)
     assert rec.outcome == "running"
-    fresh = Episode(m, "lax", __import__("numpy").random.default_rng(0))
+    fresh = Episode(m, "lax", np.random.default_rng(0))
     assert len(fresh.decision.mask) == 3  # degrees 0, 1, 2 on two servers
     # the look-ahead answers None (no JCT) for rejection and for degrees out of range
     assert [fresh.decision.lookahead(a) for a in (-1, 0, 3)] == [None, None, None]
