@@ -155,14 +155,12 @@ def test_occupied_cluster_moves_the_block():
     assert dataclasses.is_dataclass(pl)
 
 
-def hand_step(compute_s, servers, edges=(), sync=(), size_bytes=None):
-    """The simulated step (scale 1) of unsplit sub-ops with the given compute times on the given
-    servers; ``edges`` are (src, dst) dependencies, zero-byte (no transfer time) unless
-    ``size_bytes`` says, those at the positions in ``sync`` sync dependencies."""
+def hand_graph(compute_s, edges=(), sync=(), size_bytes=None, group=None):
+    """Unsplit sub-ops with the given compute times; ``edges`` are (src, dst) dependencies,
+    zero-byte (no transfer time) unless ``size_bytes`` says, those at the positions in ``sync``
+    sync dependencies, in no transfer group unless ``group`` says."""
     n, e = len(compute_s), len(edges)
-    src = np.array([a for a, _ in edges], dtype=np.int64)
-    dst = np.array([b for _, b in edges], dtype=np.int64)
-    pg = PartitionedGraph(
+    return PartitionedGraph(
         graph=two_layer_graph(),
         action=1,
         degree=np.ones(n, dtype=np.int64),
@@ -171,15 +169,23 @@ def hand_step(compute_s, servers, edges=(), sync=(), size_bytes=None):
         sub_index=np.zeros(n, dtype=np.int64),
         compute_time_s=np.array(compute_s, dtype=float),
         memory_bytes=np.zeros(n),
-        src=src,
-        dst=dst,
+        src=np.array([a for a, _ in edges], dtype=np.int64),
+        dst=np.array([b for _, b in edges], dtype=np.int64),
         size_bytes=np.zeros(e) if size_bytes is None else np.array(size_bytes, dtype=float),
         is_sync=np.isin(np.arange(e), list(sync)),
-        group=np.full(e, -1),
+        group=np.full(e, -1) if group is None else np.array(group),
     )
-    mask = sum(1 << s for s in set(servers))
-    pl = Placement(sub_op_server=np.array(servers), workers_mask=mask, num_workers=len(set(servers)))
-    return simulate_step(pg, pl, TOPO, 1.0)
+
+
+def hand_placement(servers):
+    """Sub-op i on server ``servers[i]``."""
+    used = set(servers)
+    return Placement(sub_op_server=np.array(servers), workers_mask=sum(1 << s for s in used), num_workers=len(used))
+
+
+def hand_step(compute_s, servers, edges=(), sync=(), size_bytes=None):
+    """The simulated step (scale 1) of `hand_graph` on `hand_placement`."""
+    return simulate_step(hand_graph(compute_s, edges, sync, size_bytes), hand_placement(servers), TOPO, 1.0)
 
 
 def test_a_short_sub_op_preempts_a_long_one_on_its_server():
@@ -339,25 +345,9 @@ def test_a_group_that_is_no_collective_leaves_the_next_group_one():
     against destinations {1, 2}, two one-to-one transfers. Group 1: sub-ops 1 (server 0) and 4
     (server 1) send to each other: the same servers both ways, a collective, so both take the
     all-reduce time of the group's 2e6 bytes between two servers of one rack."""
-    n = 5
-    pg = PartitionedGraph(
-        graph=two_layer_graph(),
-        action=1,
-        degree=np.ones(n, dtype=np.int64),
-        offset=np.arange(n + 1),
-        sub_op=np.arange(n),
-        sub_index=np.zeros(n, dtype=np.int64),
-        compute_time_s=np.ones(n),
-        memory_bytes=np.zeros(n),
-        src=np.array([0, 0, 1, 4]),
-        dst=np.array([2, 3, 4, 1]),
-        size_bytes=np.full(4, 1e6),
-        is_sync=np.zeros(4, dtype=bool),
-        group=np.array([0, 0, 1, 1]),
-    )
-    servers = np.array([0, 0, 1, 2, 1])
+    pg = hand_graph([1.0] * 5, [(0, 2), (0, 3), (1, 4), (4, 1)], size_bytes=[1e6] * 4, group=[0, 0, 1, 1])
     assert TOPO.coords[0].tolist()[:2] == TOPO.coords[1].tolist()[:2]  # servers 0 and 1 share a rack
-    pl = Placement(sub_op_server=servers, workers_mask=0b111, num_workers=3)
+    pl = hand_placement([0, 0, 1, 2, 1])
     dur = transfer_times_s(pg, pl, TOPO)
     one = float(transfer_time_s(1e6, TOPO.cfg.channel_bandwidth_bytes_per_s, TOPO.cfg))
     assert dur[:2].tolist() == [one, one]
