@@ -69,6 +69,27 @@ def test_a_distribution_bound_off_its_rounding_grid_is_rejected():
     assert cfg.distributions["beta_a"].min == 0.2
 
 
+@pytest.mark.parametrize("value", ["[2.0, 1.0]", "[0.0, 1.0]", "[0.5]", "[0.5, 1.0, 2.0]", "[0.5, 2000]", "[1.0, 1.0]"])
+def test_a_bad_offered_load_range_names_its_key(value):
+    with pytest.raises(ConfigError, match=r"workload\.offered_load_range.*0 < low < high <= 1000"):
+        load_config(overrides=[f"workload.offered_load_range={value}"])
+
+
+def test_an_offered_load_range_with_a_trace_is_rejected():
+    with pytest.raises(ConfigError, match=r"workload\.offered_load_range.*a trace \(trace\.path\) sets its own load"):
+        load_config(overrides=["workload.offered_load_range=[0.5, 2.0]", "trace.path=t.csv"])
+    assert load_config(overrides=["workload.offered_load_range=[0.5, 2]"]).workload.offered_load_range == (0.5, 2.0)
+
+
+def test_a_bad_extra_base_names_its_key():
+    with pytest.raises(ConfigError, match=r"planning\.extra_bases\[1\]"):
+        load_config(overrides=["planning.extra_bases=[para_max, rollout]"])
+    assert load_config(overrides=["planning.extra_bases=[para_max, fixed-2]"]).planning.extra_bases == (
+        "para_max",
+        "fixed-2",
+    )
+
+
 def test_workflow_distribution_must_exist():
     with pytest.raises(ConfigError, match=r"workflow\.distributions\[0\]"):
         load_config(overrides=["workflow.distributions=[beta_z]"])

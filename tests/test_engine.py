@@ -275,3 +275,40 @@ def test_every_arrival_is_accounted_for_and_masks_are_feasible(model_graphs, see
 
 def test_paper_models_constant_is_the_config_default():
     assert load_config().graphs.models == PAPER_MODELS
+
+
+RANGE = ["workload.offered_load_range=[0.5, 2.0]", "workload.horizon_s=20000"]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_a_load_range_draws_each_episodes_load_from_its_generator(seed):
+    m = tiny(*RANGE)
+    ep = Episode(m, "lax", np.random.default_rng(seed))
+    # a uniform beta distribution draws nothing for its PMF: the load is the generator's first draw
+    load = float(np.exp(np.random.default_rng(seed).uniform(np.log(0.5), np.log(2.0))))
+    assert ep.decision.offered_load == pytest.approx(load, rel=1e-12)
+    assert ep.interarrival_s == ep.decision.interarrival_s == pytest.approx(m.interarrival_for(load), rel=1e-12)
+    count = int(np.floor(20000 / ep.interarrival_s + 1e-9)) + 1
+    np.testing.assert_allclose(ep.arrivals.time_s, np.arange(count) * ep.interarrival_s)
+    # the same seed, the same episode
+    again = Episode(m, "lax", np.random.default_rng(seed))
+    assert again.interarrival_s == ep.interarrival_s
+    assert np.array_equal(again.arrivals.time_s, ep.arrivals.time_s)
+
+
+def test_loads_spread_over_the_range_and_without_one_every_episode_has_the_models():
+    ranged = tiny(*RANGE)
+    loads = [Episode(ranged, "lax", np.random.default_rng(s)).decision.offered_load for s in range(40)]
+    assert 0.5 <= min(loads) < 0.6 and 1.7 < max(loads) <= 2.0
+    assert 0.25 < np.mean(np.log2(loads)) + 0.5 < 0.75  # log-uniform: log2(load) uniform on [-1, 1]
+    plain = tiny("workload.offered_load=0.75", "workload.horizon_s=20000")
+    d = Episode(plain, "lax", np.random.default_rng(0)).decision
+    assert d.offered_load == pytest.approx(0.75, rel=1e-12)
+    assert d.interarrival_s == plain.interarrival_s
+
+
+def test_a_load_range_whose_top_gives_too_many_arrivals_names_the_horizon():
+    from pacml.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"workload\.horizon_s.*offered_load 900"):
+        tiny("workload.offered_load_range=[0.5, 900]", "workload.horizon_s=1e6")

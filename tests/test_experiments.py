@@ -167,6 +167,25 @@ def test_train_overrides_change_the_training_pool_alone():
     assert experiment_policies(cfg, "e") == ["pacml_transfer", "para_max", "best_fixed"]
 
 
+def test_a_sweep_whose_train_overrides_set_its_key_trains_one_set_of_agents():
+    cfg = _experiment(
+        "{reference: false, sweep: {workload.offered_load: [0.5, 2]}, overrides: {agent.load_feature: true},"
+        " train_overrides: {workload.offered_load: null, workload.offered_load_range: [0.25, 4]}}"
+    )
+    train, other = (pool_config(cfg, name, "train") for name in ("e/0.5", "e/2"))
+    assert train == other  # every setting's training pool is the same config
+    assert train.workload.offered_load is None and train.workload.offered_load_range == (0.25, 4.0)
+    assert pool_config(cfg, "e/2", "test").workload.offered_load == 2.0
+    assert pool_config(cfg, "e/2", "test").workload.offered_load_range is None
+    for name in ("e/0.5", "e/2"):
+        assert (
+            transfer_checkpoint(cfg, name, "beta_a", 1) == "results/experiments/e/0.5/train/beta_a/train/seed1/best.pt"
+        )
+    # train_overrides that leave the sweep's key alone: each setting trains its own
+    own = _experiment("{sweep: {workload.offered_load: [0.5, 2]}, train_overrides: {cluster.max_degree: 8}}")
+    assert transfer_checkpoint(own, "e/2", "beta_a", 0) == "results/experiments/e/2/train/beta_a/train/seed0/best.pt"
+
+
 @pytest.mark.parametrize(
     ("text", "base"),
     [

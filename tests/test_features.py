@@ -181,3 +181,25 @@ def test_shape_features_by_hand():
     assert out[15:21].tolist() == [0.0, 0.125, 0.25, 0.25, 0.5, 0.5]
     assert out[21] == pytest.approx(1.0 - 100.0 / 1e4)
     assert len(out) == space.global_dim - (17 + 9)
+
+
+def test_the_load_feature_is_the_episodes_log2_load_last():
+    from pacml.sim.engine import Episode
+
+    def cfg_with(*extra):
+        return load_config(overrides=[*TOY_CLUSTER, "workload.offered_load_range=[0.25, 4.0]", *extra])
+
+    plain_cfg, load_cfg = (
+        cfg_with("agent.shape_features=true"),
+        cfg_with("agent.shape_features=true", "agent.load_feature=true"),
+    )
+    m = ClusterModel(toy_pool(), plain_cfg)
+    args = (m.graphs, m.sequential_jct_s, m.topology.num_workers, m.max_degree + 1)
+    plain, loaded = FeatureSpace.for_agent(plain_cfg, *args), FeatureSpace.for_agent(load_cfg, *args)
+    assert loaded.global_dim == plain.global_dim + 1 == FeatureSpace.agent_global_dim(load_cfg, 9)
+    assert FeatureSpace.dim(9, False, None, load=True) == 17 + 9 + 1
+    for seed in range(3):
+        d = Episode(m, "beta_a", np.random.default_rng(seed)).decision
+        vec, base = loaded.decision_vector(d), plain.decision_vector(d)
+        assert vec[-1] == np.float32(np.log2(d.offered_load)) and 0.25 <= d.offered_load <= 4.0
+        assert np.array_equal(vec[:-1], base)  # the shape part stays where it was

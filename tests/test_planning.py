@@ -81,6 +81,37 @@ def test_clairvoyant_rollout_never_blocks_more_than_its_base_policy(base, seed):
     assert planned["jobs_blocked"] <= plain["jobs_blocked"]
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_clairvoyant_rollout_with_extra_bases_never_blocks_more_than_any_of_them(seed):
+    """Rollout with several base heuristics: each degree costs its fewest blocked jobs over the
+    bases, so the planner is no worse than the best of them on every episode."""
+    m = toy_model("planning.horizon=1000", "planning.base_policy=fixed-2", "planning.extra_bases=[para_max, fixed-8]")
+    _, planned = run_episode(m, make_policy("rollout_clairvoyant", context=PolicyContext(m, "beta_a")), "beta_a", seed)
+    plain = [
+        run_episode(m, make_policy(b), "beta_a", seed)[1]["jobs_blocked"] for b in ("fixed-2", "para_max", "fixed-8")
+    ]
+    assert planned["jobs_blocked"] <= min(plain)
+
+
+def test_a_degrees_score_is_its_fewest_blocked_over_the_bases():
+    from pacml.policies.planning import Rollout
+
+    plan = ["planning.horizon=40", "planning.num_futures=3"]
+    m = toy_model(*plan, "planning.extra_bases=[para_max]")
+    ep = Episode(m, "beta_a", episode_rngs(3)[0])
+    for _ in range(8):  # a state where fixed-4 scores lower on some degrees and para_max on others
+        ep.step(int(np.flatnonzero(ep.decision.mask)[-1]))
+    d = ep.decision
+    both = Rollout(m, "beta_a", m.cfg.planning, "fixed-4").scores(d, np.random.default_rng(7))
+    alone = {
+        b: Rollout(m, "beta_a", toy_model(*plan).cfg.planning, b).scores(d, np.random.default_rng(7))
+        for b in ("fixed-4", "para_max")
+    }
+    assert both == {a: min(alone["fixed-4"][a], alone["para_max"][a]) for a in both}
+    assert both[1] == alone["fixed-4"][1] < alone["para_max"][1]  # each base gives some degree's score
+    assert both[2] == alone["para_max"][2] < alone["fixed-4"][2]
+
+
 def test_rollout_is_deterministic_and_never_reads_the_true_future(monkeypatch):
     m = toy_model("planning.horizon=30", "planning.num_futures=3", "planning.base_policy=fixed-4")
     ctx = PolicyContext(m, "beta_a")
@@ -223,3 +254,19 @@ def test_base_rules_by_hand_on_eight_workers():
     for bad in ("nosuch", "fixed-x", "fixed-"):
         with pytest.raises(UnknownNameError, match=f"unknown base policy '{bad}'; known: para_max"):
             base_rule(bad, m)
+
+
+def test_a_planner_samples_futures_at_the_episodes_own_load():
+    from pacml.policies.planning import Rollout
+
+    m = toy_model("workload.offered_load_range=[0.25, 4.0]", "planning.horizon=5", "planning.num_futures=2")
+    planner = Rollout(m, "beta_a", m.cfg.planning, "fixed-2")
+    for seed in (0, 1):
+        ep = Episode(m, "beta_a", np.random.default_rng(seed))
+        ep.step(2)
+        d = ep.decision
+        assert d.interarrival_s != m.interarrival_s  # this episode's load is not the model's
+        fut = planner._futures(d, np.random.default_rng(0))
+        expected = ((d.job_idx + np.arange(1, 6)) * d.interarrival_s).tolist()
+        assert fut.times_s == [expected, expected]
+        assert np.allclose(expected, d.future(5).time_s)  # the true future's times, as a fixed clock gives them

@@ -30,6 +30,8 @@ def decision(mask, beta=0.3, jct=lambda a: 100.0 / a):
         snapshot=None,
         future=None,
         num_training_steps=50,
+        interarrival_s=1000.0,
+        offered_load=0.94,
     )
 
 

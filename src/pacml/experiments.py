@@ -10,7 +10,8 @@ An experiment has two job pools: ``train`` (what the agents under test learn on)
 - ``<pool>/<dist>/train/seed<k>/``: agents trained on that pool and distribution. On
   ``train`` with the experiment's ``train_distribution`` (or each test distribution's own)
   and ``train_overrides``: the agents under test, evaluated as ``pacml_transfer`` (with
-  ``train_in: main``, the main workflow's agents instead). On ``test`` with each test
+  ``train_in: main``, the main workflow's agents instead; in a sweep whose train_overrides
+  set the sweep's key, the first setting's for all: `train_home`). On ``test`` with each test
   distribution: the reference, evaluated as ``pacml`` (unless ``reference: false``); reused
   from the main workflow (``results/<dist>/train/``, and its selections) when its config and
   pool are the same;
@@ -229,6 +230,18 @@ def train_distribution(exp: ExperimentConfig, dist: str) -> str:
     return exp.train_distribution or dist
 
 
+def train_home(cfg: Config, name: str) -> str:
+    """Where experiment ``name``'s agents under test learn: its own ``train`` pool, except in a
+    sweep whose ``train_overrides`` set the sweep's key: there every setting's training pool is
+    the same, so one set of agents (the first setting's) serves them all."""
+    parent, _, label = name.partition("/")
+    exp = cfg.experiments.get(parent)
+    if not label or exp is None:
+        return name
+    ((key, values),) = exp.sweep.items()
+    return f"{parent}/{setting_label(values[0])}" if key in exp.train_overrides else name
+
+
 def transfer_checkpoint(cfg: Config, name: str, dist: str, seed) -> str:
     """Where the agents under test for test distribution ``dist`` and training seed ``seed``
     are: the experiment's training pool's, or (``train_in: main``) the main workflow's, which
@@ -237,7 +250,7 @@ def transfer_checkpoint(cfg: Config, name: str, dist: str, seed) -> str:
     exp = experiment(cfg, name)
     trained_on = train_distribution(exp, dist)
     if exp.train_in != "main":
-        return f"results/experiments/{name}/train/{trained_on}/train/seed{seed}/best.pt"
+        return f"results/experiments/{train_home(cfg, name)}/train/{trained_on}/train/seed{seed}/best.pt"
     if trained_on not in cfg.workflow.distributions:
         raise ConfigError(
             f"experiments.{name.partition('/')[0]}.train_in",

@@ -145,6 +145,10 @@ def _check_ranges(cfg: Config, source: str) -> None:
             source,
             ("para_max", "para_min", "sequential"),
         )
+    for i, name in enumerate(cfg.planning.extra_bases):
+        _check_policy_name(
+            name, cfg.cluster.max_degree, f"planning.extra_bases[{i}]", source, ("para_max", "para_min", "sequential")
+        )
     im = cfg.imitation
     for key in ("iterations",):
         if getattr(im, key) < 0:
@@ -292,6 +296,18 @@ def _check_names_and_bounds(cfg: Config, source: str) -> None:
     w = cfg.workload
     if w.offered_load is not None and not w.offered_load <= MAX_OFFERED_LOAD:
         raise ConfigError("workload.offered_load", w.offered_load, f"must be <= {MAX_OFFERED_LOAD:g}", source)
+    if w.offered_load_range is not None:
+        lo_hi = tuple(w.offered_load_range)
+        if not (len(lo_hi) == 2 and 0 < lo_hi[0] < lo_hi[1] <= MAX_OFFERED_LOAD):
+            raise ConfigError(
+                "workload.offered_load_range", list(lo_hi), f"need [low, high], 0 < low < high <= {MAX_OFFERED_LOAD:g}",
+                source,
+            )  # fmt: skip
+        if cfg.trace.path is not None:
+            raise ConfigError(
+                "workload.offered_load_range", list(lo_hi), "a trace (trace.path) sets its own load: use offered_load",
+                source,
+            )  # fmt: skip
     if w.offered_load is None and w.interarrival_s > 0 and w.horizon_s / w.interarrival_s + 1 > MAX_ARRIVALS:
         raise ConfigError(
             "workload.horizon_s",

@@ -35,7 +35,9 @@ class ExperimentConfig:
     fixed``; agents whose config and pool equal the main workflow's are reused from it."""
     train_overrides: dict[str, Any] = field(default_factory=dict)
     """Dotted keys for the training pool alone, on top of ``overrides``: e.g. another window of
-    an arrival trace (``trace.first_row``), so the agents under test never see the test's."""
+    an arrival trace (``trace.first_row``), so the agents under test never see the test's. In
+    a sweep, setting the sweep's own key here makes every setting's training pool the same:
+    one set of agents (trained in the first setting's folder) acts in all of them."""
     sweep: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     """One dotted key and its values, e.g. ``{cluster.placement: [ddls, compact]}``: each value
     is a setting (the overrides plus that key), run and summarised like an experiment of its

@@ -43,6 +43,10 @@ class AgentConfig:
     """Extension: also show what a planner reads off the cluster (per-degree JCT over the
     requirement, free fraction per communication group and rack, workers freed soon by
     pending departures, episode time left; `pacml.env.features`). false: the paper's inputs."""
+    load_feature: bool = False
+    """Extension: also show the episode's offered load (log2 of it: 0 at load 1), so one agent
+    can act at every load (trained with ``workload.offered_load_range``). false: the paper's
+    inputs."""
     feature_scales: Literal["pool", "fixed"] = "pool"
     """How a job's sizes become features. pool: min-max over the job pool in use (the paper's;
     the same job reads differently in another pool). fixed: log10 of its seconds, bytes and
@@ -125,6 +129,12 @@ class PlanningConfig:
     best_fixed (the distribution's best fixed degree, chosen on workflow.validation_seeds), or
     tuned (of best_fixed's three best degrees, the one whose rollout blocks fewest jobs on
     workflow.validation_seeds)."""
+    extra_bases: tuple[str, ...] = ()
+    """Further base policies (para_max, para_min, sequential, fixed-K): a degree's score is the
+    fewest mean blocked jobs over the base policy and these, each on the same K futures (rollout
+    with several base heuristics, which improves on each of them, e.g. ``[para_max]`` where
+    maximum parallelisation wins at low load); ties still go to the base policy's degree. ()
+    plans with the base policy alone."""
     tie_break: Literal["smaller", "base"] = "base"
     """Among degrees with equally few blocked jobs: the smaller degree, or the base policy's
     degree when it is among them (the rollout-improvement guarantee needs ``base``)."""

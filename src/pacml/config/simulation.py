@@ -120,6 +120,11 @@ class WorkloadConfig:
     offered_load: float | None = None
     """If set, interarrival_s = mean sequential JCT of the pool / (offered_load x workers).
     The paper's 1000 s with PipeDream's graphs is an offered load of about 0.94."""
+    offered_load_range: tuple[float, ...] | None = None
+    """(low, high): each episode draws its own offered load, log-uniform on [low, high], from
+    its generator (training an agent over many loads, with ``agent.load_feature``); the
+    episode's interarrival follows from it as from offered_load, which it replaces. null:
+    every episode at offered_load (or interarrival_s). Not with a trace (trace.path)."""
     horizon_s: float = 1e6
     """Simulated time of one episode; arrivals at 0, 1000, ..., 1e6 give 1001 jobs."""
     replication_factor: int = 1000

@@ -24,7 +24,8 @@ action mask:
   the free fraction of every communication group and every rack; the fraction of workers
   that pending departures free within 1/32, 1/16, 1/8, 1/4, 1/2 and 1 mean sequential JCT
   of the pool (``fixed`` scales: 1 sequential JCT of the arriving job); and the fraction of
-  the episode left.
+  the episode left;
+- optionally (``load``, an extension) the episode's offered load, as log2 of it, last.
 """
 
 from __future__ import annotations
@@ -134,8 +135,10 @@ class FeatureSpace:
         lookahead: bool = False,
         shape: ShapeInputs | None = None,
         scales: LogScales | None = None,
+        load: bool = False,
     ):
         self.lookahead = lookahead
+        self.load = load
         self.shape = shape
         self.scales = scales
         self.graphs = tuple(graphs)
@@ -198,23 +201,24 @@ class FeatureSpace:
             cfg.agent.lookahead_features,
             cls._shape_inputs(cfg),
             cls._log_scales(cfg),
+            cfg.agent.load_feature,
         )
 
     @classmethod
     def agent_global_dim(cls, cfg, num_actions: int) -> int:
         """``global_dim`` of an agent of config ``cfg`` (independent of the pool)."""
-        return cls.dim(num_actions, cfg.agent.lookahead_features, cls._shape_inputs(cfg))
+        return cls.dim(num_actions, cfg.agent.lookahead_features, cls._shape_inputs(cfg), cfg.agent.load_feature)
 
     @staticmethod
-    def dim(num_actions: int, lookahead: bool, shape: ShapeInputs | None) -> int:
+    def dim(num_actions: int, lookahead: bool, shape: ShapeInputs | None, load: bool = False) -> int:
         base = JOB_FEATURES + CLUSTER_FEATURES + num_actions * (3 if lookahead else 1)
         if shape is not None:
             base += num_actions + shape.dim_without_degrees
-        return base
+        return base + int(load)
 
     @property
     def global_dim(self) -> int:
-        return self.dim(self.num_actions, self.lookahead, self.shape)
+        return self.dim(self.num_actions, self.lookahead, self.shape, self.load)
 
     def global_vector(
         self,
@@ -263,8 +267,11 @@ class FeatureSpace:
         vec = self.global_vector(
             decision.graph_index, decision.beta, decision.free_workers, decision.running_jobs, decision.mask, flags
         )
+        end = len(vec) - int(self.load)
         if self.shape is not None:
-            vec[len(vec) - self.num_actions - self.shape.dim_without_degrees :] = self.shape_vector(decision)
+            vec[end - self.num_actions - self.shape.dim_without_degrees : end] = self.shape_vector(decision)
+        if self.load:
+            vec[end] = np.log2(decision.offered_load)
         return vec
 
     def shape_vector(self, decision) -> np.ndarray:

@@ -8,7 +8,9 @@
 - ``rollout``: at each arrival, for every valid degree, continue the cluster through the next
   H arrivals of K futures sampled from the workload (its own generator: it never sees the
   episode's future), later jobs by a base policy; the degree with the fewest blocked jobs wins.
-  The K futures are common to every degree (common random numbers).
+  The K futures are common to every degree (common random numbers). With
+  ``planning.extra_bases`` a degree's score is its fewest mean blocked jobs over several base
+  policies (rollout with several heuristics).
 - ``rollout_clairvoyant``: the same on the episode's one true future. An upper bound that no
   deployable policy has: every table and figure labels it so.
 """
@@ -92,6 +94,7 @@ class Rollout:
         self.model, self.cfg, self.clairvoyant = model, cfg, clairvoyant
         self.base_policy = base_policy
         self.base = base_rule(base_policy, model)
+        self.bases = (self.base, *(base_rule(b, model) for b in cfg.extra_bases))
         self.pmf = episode_pmf(model.cfg.distributions, dist, np.random.default_rng(PLANNER_PMF_SEED))
         w = model.cfg.workload
         self._exponential = w.interarrival == "exponential"
@@ -103,7 +106,7 @@ class Rollout:
             f = d.future(h)
             steps = None if f.steps is None else [f.steps.tolist()]
             return Futures([f.time_s.tolist()], [f.graph.tolist()], [f.beta.tolist()], steps)
-        k, ia = self.cfg.num_futures, self.model.interarrival_s
+        k, ia = self.cfg.num_futures, d.interarrival_s
         trace = self.model.trace_workload
         if self._exponential or trace is not None:  # a trace's future: Poisson at its mean rate
             times = d.time_s + np.cumsum(rng.exponential(ia, size=(k, h)), axis=1)
@@ -117,7 +120,8 @@ class Rollout:
         return Futures(times.tolist(), graphs.tolist(), betas.tolist(), steps.tolist())
 
     def scores(self, d: Decision, rng: np.random.Generator) -> dict[int, float]:
-        """Mean blocked jobs (this one and the next H) for every valid non-zero degree."""
+        """Mean blocked jobs (this one and the next H) for every valid non-zero degree: over
+        the K futures, under the base policy that blocks fewest (`extra_bases`)."""
         candidates = [int(a) for a in np.flatnonzero(d.mask[1:]) + 1]
         if not candidates:
             return {}
@@ -128,7 +132,7 @@ class Rollout:
         steps = None if fut.steps is None else d.num_training_steps
 
         def mean_blocked(a: int) -> float:
-            return (
+            return min(
                 sum(
                     blocked_after(
                         m,
@@ -139,13 +143,14 @@ class Rollout:
                         fut.times_s[i],
                         fut.graphs[i],
                         fut.betas[i],
-                        self.base,
+                        base,
                         steps,
                         None if fut.steps is None else fut.steps[i],
                     )
                     for i in range(k)
                 )
                 / k
+                for base in self.bases
             )
 
         blocked_now = None  # every degree that blocks this job leaves the same cluster

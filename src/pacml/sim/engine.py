@@ -57,6 +57,10 @@ class Decision:
     (``rollout_clairvoyant``) reads it; no deployable policy may."""
     num_training_steps: int
     """The steps this job trains for (a trace's, else its graph's own)."""
+    interarrival_s: float
+    """The episode's mean interarrival (simulation clock): what a planner samples futures at."""
+    offered_load: float
+    """The episode's offered load: mean sequential JCT of the pool / (interarrival x workers)."""
 
 
 class Episode:
@@ -66,10 +70,12 @@ class Episode:
         self.model = model
         cfg = model.cfg
         self.pmf = episode_pmf(cfg.distributions, dist, rng)
+        self.interarrival_s = model.interarrival_s
         if model.trace_workload is not None:
             self.arrivals = trace_arrivals(model.trace_workload, cfg.workload, len(model.graphs), self.pmf, rng)
         else:
-            self.arrivals = sample_arrivals(cfg.workload, len(model.graphs), model.interarrival_s, self.pmf, rng)
+            self.interarrival_s = model.episode_interarrival_s(rng)
+            self.arrivals = sample_arrivals(cfg.workload, len(model.graphs), self.interarrival_s, self.pmf, rng)
         self.horizon_s = cfg.workload.horizon_s
         self.paper_accounting = cfg.workload.horizon_accounting == "paper"
         self.free_mask = model.topology.all_mask
@@ -189,6 +195,8 @@ class Episode:
             self.snapshot,
             self.future,
             steps,
+            self.interarrival_s,
+            m.offered_load_of(self.interarrival_s),
         )
 
     def step(self, action: int) -> JobRecord:

@@ -94,19 +94,21 @@ class ClusterModel:
             raise ConfigError(
                 "trace.path", cfg.trace.path, "the config names a trace but none was read (pacml.trace_csv)"
             )
+        self.load_range = None if w.offered_load_range is None else tuple(map(float, w.offered_load_range))
         if w.offered_load is not None:
-            self.interarrival_s = self.mean_sequential_jct_s / (w.offered_load * self.topology.num_workers)
+            self.interarrival_s = self.interarrival_for(w.offered_load)
         else:
             self.interarrival_s = w.interarrival_s
         if not (np.isfinite(self.sequential_jct_s).all() and (self.sequential_jct_s > 0).all()):
             bad = [g.name for g, t in zip(self.graphs, self.sequential_jct_s) if not (np.isfinite(t) and t > 0)]
             raise InfeasibleClusterError(f"graphs {bad}: a job's sequential run time must be finite and > 0")
-        arrivals = w.horizon_s / self.interarrival_s + 1
+        densest = self.interarrival_s if self.load_range is None else self.interarrival_for(self.load_range[1])
+        arrivals = w.horizon_s / densest + 1
         if not arrivals <= MAX_ARRIVALS:
             raise ConfigError(
                 "workload.horizon_s",
                 w.horizon_s,
-                f"with an interarrival of {self.interarrival_s:.4g} s (offered_load {w.offered_load}) an episode "
+                f"with an interarrival of {densest:.4g} s (offered_load {self.offered_load_of(densest):.4g}) an episode "
                 f"holds {arrivals:.4g} arrivals, over {MAX_ARRIVALS}",
             )
         self.max_degree = min(cfg.cluster.max_degree, self.topology.num_workers)
@@ -115,7 +117,22 @@ class ClusterModel:
     @property
     def offered_load(self) -> float:
         """Mean sequential JCT / (interarrival x workers)."""
-        return self.mean_sequential_jct_s / (self.interarrival_s * self.topology.num_workers)
+        return self.offered_load_of(self.interarrival_s)
+
+    def offered_load_of(self, interarrival_s: float) -> float:
+        return self.mean_sequential_jct_s / (interarrival_s * self.topology.num_workers)
+
+    def interarrival_for(self, offered_load: float) -> float:
+        """The mean interarrival that gives ``offered_load`` on this pool and cluster."""
+        return self.mean_sequential_jct_s / (offered_load * self.topology.num_workers)
+
+    def episode_interarrival_s(self, rng: np.random.Generator) -> float:
+        """An episode's mean interarrival: the model's, or with ``workload.offered_load_range``
+        one drawn log-uniformly in load (the only draw it adds to the episode's stream)."""
+        if self.load_range is None:
+            return self.interarrival_s
+        lo, hi = np.log(self.load_range)
+        return self.interarrival_for(float(np.exp(rng.uniform(lo, hi))))
 
     def partitioned(self, g: int, action: int) -> PartitionedGraph:
         key = (g, action)
