@@ -12,6 +12,7 @@ from pacml.errors import ConfigError
 from pacml.experiments import (
     build_pool_graphs,
     check_experiments,
+    experiment,
     experiment_policies,
     experiments,
     model_specs,
@@ -165,6 +166,34 @@ def test_train_overrides_change_the_training_pool_alone():
     assert (train.trace.first_row, train.trace.last_row) == (0, 100)
     assert (test.trace.first_row, test.trace.last_row) == (100, None) and train.trace.path == test.trace.path
     assert experiment_policies(cfg, "e") == ["pacml_transfer", "para_max", "best_fixed"]
+
+
+def test_reference_settings_train_reference_agents_in_those_settings_alone():
+    cfg = _experiment(
+        "{train_in: main, reference_settings: [1, 4], baselines: [para_max], sweep: {cluster.servers_per_rack: [1, 2, 4]}}"
+    )
+    policies = {name: experiment_policies(cfg, name) for name in experiments(cfg)}
+    assert policies == {
+        "e/1": ["pacml_transfer", "pacml", "para_max"],
+        "e/2": ["pacml_transfer", "para_max"],
+        "e/4": ["pacml_transfer", "pacml", "para_max"],
+    }
+    assert experiment(cfg, "e/2").reference is False and experiment(cfg, "e/4").reference is True
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{train_in: main, reference_settings: [3], sweep: {cluster.servers_per_rack: [1, 2]}}",
+         r"experiments\.e\.reference_settings\[0\].*not a value of the sweep"),
+        ("{train_in: main, reference_settings: [1]}", r"experiments\.e\.reference_settings.*needs a sweep"),
+        ("{train_in: main, reference: false, reference_settings: [1], sweep: {cluster.servers_per_rack: [1, 2]}}",
+         r"experiments\.e\.reference_settings.*reference: true"),
+    ],
+)  # fmt: skip
+def test_bad_reference_settings_name_their_key(text, message):
+    with pytest.raises(ConfigError, match=message):
+        check_experiments(_experiment(text))
 
 
 def test_a_sweep_whose_train_overrides_set_its_key_trains_one_set_of_agents():

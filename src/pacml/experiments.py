@@ -65,8 +65,16 @@ def experiments(cfg: Config) -> dict[str, ExperimentConfig]:
 
 
 def _setting(exp: ExperimentConfig, key: str, value) -> ExperimentConfig:
+    reference = exp.reference and (
+        not exp.reference_settings or setting_label(value) in {setting_label(v) for v in exp.reference_settings}
+    )
     return dataclasses.replace(
-        exp, sweep={}, overrides={**exp.overrides, key: value}, description=f"{exp.description} {key} = {value}."
+        exp,
+        sweep={},
+        overrides={**exp.overrides, key: value},
+        description=f"{exp.description} {key} = {value}.",
+        reference=reference,
+        reference_settings=(),
     )
 
 

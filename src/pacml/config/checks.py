@@ -214,6 +214,15 @@ def _check_experiments(cfg: Config, source: str) -> None:
                 raise ConfigError(f"{key}.sweep.{swept}", list(values), "give distinct values, at least one", source)
             if swept in exp.overrides:
                 raise ConfigError(f"{key}.sweep.{swept}", list(values), "the key is in the overrides too", source)
+            for i, v in enumerate(exp.reference_settings):
+                if setting_label(v) not in labels:
+                    raise ConfigError(
+                        f"{key}.reference_settings[{i}]", v, f"not a value of the sweep: {labels}", source
+                    )
+        if exp.reference_settings and not (exp.sweep and exp.reference):
+            raise ConfigError(
+                f"{key}.reference_settings", list(exp.reference_settings), "needs a sweep and reference: true", source
+            )
         if exp.train_in == "main" and exp.train_overrides:
             raise ConfigError(
                 f"{key}.train_overrides",

@@ -50,3 +50,6 @@ class ExperimentConfig:
     reference: bool = True
     """Also train agents in the experiment's own setting (the ``pacml`` rows); false saves
     their training where only the agents under test and the baselines are asked about."""
+    reference_settings: tuple[Any, ...] = ()
+    """In a sweep with ``reference: true``, the values whose settings train reference agents
+    (empty: every setting), e.g. all but a cluster too large to train on here."""
