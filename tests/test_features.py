@@ -203,3 +203,17 @@ def test_the_load_feature_is_the_episodes_log2_load_last():
         vec, base = loaded.decision_vector(d), plain.decision_vector(d)
         assert vec[-1] == np.float32(np.log2(d.offered_load)) and 0.25 <= d.offered_load <= 4.0
         assert np.array_equal(vec[:-1], base)  # the shape part stays where it was
+
+
+def test_a_jobs_own_steps_are_scaled_like_its_graphs_by_hand():
+    pool = [chain_graph("a", 3, 2e-3, 2e8, steps=40), chain_graph("b", 4, 4e-3, 4e8, steps=60)]
+    seq = [100.0, 300.0]
+    space = FeatureSpace(pool, np.asarray(seq), 8, 9)
+    mask = np.ones(9, dtype=bool)
+    by_graph = space.global_vector(1, 0.5, free_workers=6, running_jobs=1, mask=mask)
+    own = space.global_vector(1, 0.5, free_workers=6, running_jobs=1, mask=mask, job=(200.0, 45))
+    assert by_graph[8] == 1.0 and own[8] == np.float32((45 - 40) / (60 - 40))
+    assert by_graph[2] == 1.0 and own[2] == np.float32((200.0 - 100.0) / (300.0 - 100.0))
+    assert by_graph[3] == np.float32(0.5 * 300 / 300) and own[3] == np.float32(0.5 * 200 / 300)
+    fixed = FeatureSpace(pool, np.asarray(seq), 8, 9, scales=FIXED).global_vector(1, 0.5, 6, 1, mask, job=(200.0, 100))
+    assert fixed[8] == np.float32(2.0 / 4.0) and fixed[2] == np.float32(np.log10(200.0) / 6.0)

@@ -313,3 +313,54 @@ def test_a_trace_and_its_config_key_must_come_together():
         match=r"^<defaults>: config key 'trace\.path' = 'bursty\.csv': the config names a trace but none was read \(pacml\.trace_csv\)$",
     ):
         ClusterModel(toy_pool(), named)
+
+
+@pytest.mark.parametrize("scales", ["pool", "fixed"])
+def test_job_length_features_read_a_trace_jobs_own_length(scales):
+    from pacml.env.features import FeatureSpace, LogScales
+
+    agent = [f"agent.feature_scales={scales}", "agent.shape_features=true"]
+    m = trace_model(bursty_trace(3_000), "workload.offered_load=0.9", *agent)
+    own_cfg = load_config(overrides=[*TOY_CLUSTER, *agent, "agent.job_length_features=true"])
+    args = (m.graphs, m.sequential_jct_s, m.topology.num_workers, m.max_degree + 1)
+    graph_space, own_space = FeatureSpace.for_agent(m.cfg, *args), FeatureSpace.for_agent(own_cfg, *args)
+    ep = Episode(m, "beta_a", episode_rngs(3)[0])
+    seen, windows_moved = 0, 0
+    for _ in range(40):
+        d = ep.decision
+        own, by_graph = own_space.decision_vector(d), graph_space.decision_vector(d)
+        # the shape part: release windows in the job's own sequential JCT under fixed scales
+        windows_moved += not np.array_equal(own[17 + 9 :], by_graph[17 + 9 :])
+        seq, steps = d.sequential_jct_s, d.num_training_steps
+        assert seq == m.sequential_step_s[d.graph_index] * steps  # the job's own, from its steps
+        if scales == "fixed":
+            s = LogScales((0.0, 6.0), (6.0, 12.0), (0.0, 4.0))
+            assert own[2] == np.float32(s.scale(seq, s.seconds)) and own[3] == np.float32(
+                s.scale(d.beta * seq, s.seconds)
+            )
+            assert own[8] == np.float32(s.scale(steps, s.counts))
+        else:
+            lo, hi = m.sequential_jct_s.min(), m.sequential_jct_s.max()
+            assert own[2] == np.float32((seq - lo) / (hi - lo)) and own[3] == np.float32(d.beta * seq / hi)
+            assert own[8] == by_graph[8] == 1.0  # every graph trains 50 steps: min-max over a constant is 1
+        seen += steps != m.num_training_steps[d.graph_index]
+        if steps != m.num_training_steps[d.graph_index]:
+            assert own[2] != by_graph[2]
+        ep.step(int(np.flatnonzero(d.mask)[-1]))
+    assert seen > 30  # trace jobs rarely train for their graph's 50 steps
+    assert (windows_moved > 0) == (scales == "fixed")  # pool scales: windows in the pool's mean JCT
+
+
+def test_job_length_features_change_nothing_without_a_trace():
+    from pacml.env.features import FeatureSpace
+
+    for scales in ("pool", "fixed"):
+        agent = [*TOY_CLUSTER, f"agent.feature_scales={scales}", "agent.shape_features=true"]
+        plain, own = load_config(overrides=agent), load_config(overrides=[*agent, "agent.job_length_features=true"])
+        m = ClusterModel(toy_pool(), plain)
+        args = (m.graphs, m.sequential_jct_s, m.topology.num_workers, m.max_degree + 1)
+        a, b = FeatureSpace.for_agent(plain, *args), FeatureSpace.for_agent(own, *args)
+        ep = Episode(m, "beta_a", episode_rngs(0)[0])
+        for _ in range(30):
+            assert np.array_equal(a.decision_vector(ep.decision), b.decision_vector(ep.decision))
+            ep.step(int(np.flatnonzero(ep.decision.mask)[-1]))

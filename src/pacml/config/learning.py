@@ -47,6 +47,10 @@ class AgentConfig:
     """Extension: also show the episode's offered load (log2 of it: 0 at load 1), so one agent
     can act at every load (trained with ``workload.offered_load_range``). false: the paper's
     inputs."""
+    job_length_features: bool = False
+    """Extension for trace arrivals (each job trains for its own steps): the sequential JCT,
+    acceptable JCT and training-steps features are the arriving job's own, not its graph's.
+    Without a trace the two are equal; false: the graph's (as the paper's agent reads them)."""
     feature_scales: Literal["pool", "fixed"] = "pool"
     """How a job's sizes become features. pool: min-max over the job pool in use (the paper's;
     the same job reads differently in another pool). fixed: log10 of its seconds, bytes and

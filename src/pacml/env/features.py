@@ -26,6 +26,10 @@ action mask:
   of the pool (``fixed`` scales: 1 sequential JCT of the arriving job); and the fraction of
   the episode left;
 - optionally (``load``, an extension) the episode's offered load, as log2 of it, last.
+
+With ``job_lengths`` (an extension for trace arrivals, whose jobs train for their own steps)
+the sequential JCT, acceptable JCT and training-steps features, and the ``fixed`` release
+windows, are the arriving job's own rather than its graph's; without a trace the two agree.
 """
 
 from __future__ import annotations
@@ -136,9 +140,11 @@ class FeatureSpace:
         shape: ShapeInputs | None = None,
         scales: LogScales | None = None,
         load: bool = False,
+        job_lengths: bool = False,
     ):
         self.lookahead = lookahead
         self.load = load
+        self.job_lengths = job_lengths
         self.shape = shape
         self.scales = scales
         self.graphs = tuple(graphs)
@@ -156,6 +162,7 @@ class FeatureSpace:
         self._seq = seq
         self._seq_range = (seq.min(), seq.max())
         self._acc_range = (0.0, seq.max())
+        self._steps_range = (stats[:, 4].min(), stats[:, 4].max())
         static = []
         for i, f in enumerate(self.graph_features):
             if scales is None:
@@ -202,6 +209,7 @@ class FeatureSpace:
             cls._shape_inputs(cfg),
             cls._log_scales(cfg),
             cfg.agent.load_feature,
+            cfg.agent.job_length_features,
         )
 
     @classmethod
@@ -228,9 +236,11 @@ class FeatureSpace:
         running_jobs: int,
         mask: np.ndarray,
         lookahead: np.ndarray | None = None,
+        job: tuple[float, int] | None = None,
     ) -> np.ndarray:
+        """``job``: the arriving job's own (sequential JCT, training steps), else its graph's."""
         s = self._static[graph_index]
-        seq = self._seq[graph_index]
+        seq = self._seq[graph_index] if job is None else job[0]
         out = np.empty(self.global_dim, dtype=np.float32)
         out[0] = s[0]  # ops
         out[1] = s[1]  # deps
@@ -244,7 +254,12 @@ class FeatureSpace:
         out[5] = beta  # raw beta
         out[6] = s[2]  # total op memory
         out[7] = s[3]  # total dependency size
-        out[8] = s[4]  # training steps
+        if job is None:
+            out[8] = s[4]  # training steps
+        elif self.scales is None:
+            out[8] = _minmax(job[1], *self._steps_range)
+        else:
+            out[8] = LogScales.scale(job[1], self.scales.counts)
         out[9:15] = s[5:11]  # means and medians
         out[15] = 1.0 - free_workers / self.num_workers  # occupied fraction
         out[16] = running_jobs / self.num_workers
@@ -264,8 +279,9 @@ class FeatureSpace:
                 if jct is not None:
                     flags[d] = 1.0
                     flags[self.num_actions + d] = float(jct <= decision.max_acceptable_jct_s)
+        job = (decision.sequential_jct_s, decision.num_training_steps) if self.job_lengths else None
         vec = self.global_vector(
-            decision.graph_index, decision.beta, decision.free_workers, decision.running_jobs, decision.mask, flags
+            decision.graph_index, decision.beta, decision.free_workers, decision.running_jobs, decision.mask, flags, job
         )
         end = len(vec) - int(self.load)
         if self.shape is not None:
@@ -287,7 +303,10 @@ class FeatureSpace:
         for group_mask, size in sh.group_masks:  # communication groups, then racks
             out[k] = (state.free_mask & group_mask).bit_count() / size
             k += 1
-        scale = float(self._seq.mean() if self.scales is None else self._seq[decision.graph_index])
+        if self.scales is None:
+            scale = float(self._seq.mean())
+        else:
+            scale = float(decision.sequential_jct_s if self.job_lengths else self._seq[decision.graph_index])
         released = 0  # workers freed by the departures due so far (ascending finish times)
         i, deps = 0, state.departures
         for f in RELEASE_FRACTIONS:
