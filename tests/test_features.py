@@ -16,7 +16,7 @@ from pacml.sim.engine import ClusterModel
 from conftest import TOY_CLUSTER, chain_graph, toy_pool, two_layer_graph
 
 FIXED = LogScales(seconds=(0.0, 6.0), bytes=(6.0, 12.0), counts=(0.0, 4.0))
-SHAPE = ShapeInputs(communication_groups=2, racks_per_group=2, servers_per_rack=2, horizon_s=1e4)
+SHAPE = ShapeInputs(communication_groups=2, racks_per_group=2, servers_per_rack=2)
 
 
 def _space(pool, seq, scales):
@@ -74,6 +74,7 @@ def _decision(graph_index, departures, time_s=100.0):
         max_acceptable_jct_s=450.0,
         snapshot=lambda: state,
         time_s=time_s,
+        horizon_s=1e4,
     )
 
 
@@ -166,6 +167,7 @@ def test_shape_features_by_hand():
         max_acceptable_jct_s=450.0,
         snapshot=lambda: state,
         time_s=100.0,
+        horizon_s=1e4,
         free_workers=4,
         running_jobs=2,
         beta=0.5,
@@ -217,3 +219,32 @@ def test_a_jobs_own_steps_are_scaled_like_its_graphs_by_hand():
     assert by_graph[3] == np.float32(0.5 * 300 / 300) and own[3] == np.float32(0.5 * 200 / 300)
     fixed = FeatureSpace(pool, np.asarray(seq), 8, 9, scales=FIXED).global_vector(1, 0.5, 6, 1, mask, job=(200.0, 100))
     assert fixed[8] == np.float32(2.0 / 4.0) and fixed[2] == np.float32(np.log10(200.0) / 6.0)
+
+
+def test_an_agent_reads_the_cluster_and_the_episode_it_acts_in():
+    """An agent trained on 8 workers and an 18000 s horizon, acting on 4 workers (1 server per
+    rack) with a 9000 s horizon, reads the racks and the time left of where it acts, as an
+    agent configured there would (the cluster_size and physical_time experiments)."""
+    from pacml.evaluation import episode_rngs
+    from pacml.sim.engine import Episode
+
+    trained = load_config(overrides=[*TOY_CLUSTER, "agent.shape_features=true"])
+    acting = load_config(overrides=[*TOY_CLUSTER, "agent.shape_features=true", "cluster.servers_per_rack=1",
+                                    "workload.horizon_s=9000"])  # fmt: skip
+    m = ClusterModel(toy_pool(), acting)
+    args = (m.graphs, m.sequential_jct_s, m.topology.num_workers, m.max_degree + 1)
+    theirs, ours = FeatureSpace.for_agent(trained, *args), FeatureSpace.for_agent(acting, *args)
+    ep = Episode(m, "beta_a", episode_rngs(1)[0])
+    partly_free = 0
+    for _ in range(25):
+        d = ep.decision
+        vec = theirs.decision_vector(d)
+        assert np.array_equal(vec, ours.decision_vector(d))
+        assert vec[-1] == np.float32(max(0.0, 1.0 - d.time_s / 9000.0))  # the acting episode's time left
+        partly_free += 0 < d.free_workers < 4
+        ep.step(2 if d.mask[2] else 0)
+    assert partly_free > 5  # racks and groups told apart (the trained 2 servers a rack would not)
+    lopsided = load_config(overrides=[*TOY_CLUSTER, "cluster.communication_groups=3", "cluster.racks_per_group=1"])
+    with pytest.raises(ConfigError, match=r"cluster\.communication_groups.*cannot act on a cluster of 6 workers"):
+        FeatureSpace.for_agent(trained, m.graphs, m.sequential_jct_s, 6, 9)
+    assert lopsided.cluster.num_workers == 6

@@ -32,6 +32,7 @@ def decision(mask, beta=0.3, jct=lambda a: 100.0 / a):
         num_training_steps=50,
         interarrival_s=1000.0,
         offered_load=0.94,
+        horizon_s=1e6,
     )
 
 

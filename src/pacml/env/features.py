@@ -105,12 +105,12 @@ RELEASE_FRACTIONS = (1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0)
 
 @dataclass(frozen=True)
 class ShapeInputs:
-    """What the ``shape`` features need beyond the pool: the cluster's C, R, S and the horizon."""
+    """What the ``shape`` features need beyond the pool: the acting cluster's C, R and S (the
+    episode's horizon comes with each `Decision`)."""
 
     communication_groups: int
     racks_per_group: int
     servers_per_rack: int
-    horizon_s: float
 
     @property
     def dim_without_degrees(self) -> int:
@@ -190,11 +190,26 @@ class FeatureSpace:
         return LogScales(tuple(a.log10_seconds), tuple(a.log10_bytes), tuple(a.log10_counts))
 
     @staticmethod
-    def _shape_inputs(cfg) -> ShapeInputs | None:
+    def _shape_inputs(cfg, num_workers: int | None = None) -> ShapeInputs | None:
+        """The ``shape`` inputs of an agent of config ``cfg`` acting on a cluster of
+        ``num_workers``: its communication groups and racks per group are the agent's (they
+        set its input count), its servers per rack the acting cluster's, which may be another
+        size than the one it learnt on (the cluster_size experiment)."""
         c = cfg.cluster
         if not cfg.agent.shape_features:
             return None
-        return ShapeInputs(c.communication_groups, c.racks_per_group, c.servers_per_rack, cfg.workload.horizon_s)
+        racks = c.communication_groups * c.racks_per_group
+        servers = c.servers_per_rack if num_workers is None else num_workers // racks
+        if num_workers is not None and (servers < 1 or servers * racks != num_workers):
+            from pacml.errors import ConfigError
+
+            raise ConfigError(
+                "cluster.communication_groups",
+                (c.communication_groups, c.racks_per_group),
+                f"an agent that reads {c.communication_groups} x {c.racks_per_group} racks cannot act on a "
+                f"cluster of {num_workers} workers (not a whole number of servers per rack)",
+            )
+        return ShapeInputs(c.communication_groups, c.racks_per_group, servers)
 
     @classmethod
     def for_agent(cls, cfg, graphs, sequential_jct_s: np.ndarray, num_workers: int, num_actions: int) -> FeatureSpace:
@@ -206,7 +221,7 @@ class FeatureSpace:
             num_workers,
             num_actions,
             cfg.agent.lookahead_features,
-            cls._shape_inputs(cfg),
+            cls._shape_inputs(cfg, num_workers),
             cls._log_scales(cfg),
             cfg.agent.load_feature,
             cfg.agent.job_length_features,
@@ -316,5 +331,5 @@ class FeatureSpace:
                 i += 1
             out[k] = released / self.num_workers
             k += 1
-        out[k] = max(0.0, 1.0 - decision.time_s / sh.horizon_s)
+        out[k] = max(0.0, 1.0 - decision.time_s / decision.horizon_s)
         return out

@@ -61,6 +61,8 @@ class Decision:
     """The episode's mean interarrival (simulation clock): what a planner samples futures at."""
     offered_load: float
     """The episode's offered load: mean sequential JCT of the pool / (interarrival x workers)."""
+    horizon_s: float
+    """The episode's horizon (simulation clock)."""
 
 
 class Episode:
@@ -197,6 +199,7 @@ class Episode:
             steps,
             self.interarrival_s,
             m.offered_load_of(self.interarrival_s),
+            self.horizon_s,
         )
 
     def step(self, action: int) -> JobRecord:
