@@ -306,7 +306,7 @@ def _check_names_and_bounds(cfg: Config, source: str) -> None:
     if w.offered_load is not None and not w.offered_load <= MAX_OFFERED_LOAD:
         raise ConfigError("workload.offered_load", w.offered_load, f"must be <= {MAX_OFFERED_LOAD:g}", source)
     if w.offered_load_range is not None:
-        lo_hi = tuple(w.offered_load_range)
+        lo_hi = w.offered_load_range
         if not (len(lo_hi) == 2 and 0 < lo_hi[0] < lo_hi[1] <= MAX_OFFERED_LOAD):
             raise ConfigError(
                 "workload.offered_load_range", list(lo_hi), f"need [low, high], 0 < low < high <= {MAX_OFFERED_LOAD:g}",

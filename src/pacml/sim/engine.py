@@ -72,12 +72,13 @@ class Episode:
         self.model = model
         cfg = model.cfg
         self.pmf = episode_pmf(cfg.distributions, dist, rng)
-        self.interarrival_s = model.interarrival_s
         if model.trace_workload is not None:
+            self.interarrival_s = model.interarrival_s
             self.arrivals = trace_arrivals(model.trace_workload, cfg.workload, len(model.graphs), self.pmf, rng)
         else:
             self.interarrival_s = model.episode_interarrival_s(rng)
             self.arrivals = sample_arrivals(cfg.workload, len(model.graphs), self.interarrival_s, self.pmf, rng)
+        self.offered_load = model.offered_load_of(self.interarrival_s)
         self.horizon_s = cfg.workload.horizon_s
         self.paper_accounting = cfg.workload.horizon_accounting == "paper"
         self.free_mask = model.topology.all_mask
@@ -198,7 +199,7 @@ class Episode:
             self.future,
             steps,
             self.interarrival_s,
-            m.offered_load_of(self.interarrival_s),
+            self.offered_load,
             self.horizon_s,
         )
 

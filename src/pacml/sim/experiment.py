@@ -94,7 +94,7 @@ class ClusterModel:
             raise ConfigError(
                 "trace.path", cfg.trace.path, "the config names a trace but none was read (pacml.trace_csv)"
             )
-        self.load_range = None if w.offered_load_range is None else tuple(map(float, w.offered_load_range))
+        self.load_range = w.offered_load_range
         if w.offered_load is not None:
             self.interarrival_s = self.interarrival_for(w.offered_load)
         else:
