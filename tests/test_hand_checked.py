@@ -8,6 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from pacml.cluster.placement import deciding_degrees, first_free_block
 from pacml.config import load_config
 from pacml.errors import ConfigError
 from pacml.evaluation import run_episode
@@ -114,21 +115,58 @@ class Forgetful(dict):
         pass
 
 
-@pytest.mark.parametrize("groups", [2, 4])
-def test_the_caches_equal_an_uncached_computation_over_whole_episodes(groups):
+@pytest.mark.parametrize(
+    "groups, placement, memory",
+    [(2, "ddls", 8e10), (4, "ddls", 8e10), (4, "compact", 8e10), (4, "ddls", 2e9), (4, "compact", 2e9)],
+)
+def test_the_caches_equal_an_uncached_computation_over_whole_episodes(groups, placement, memory):
     """One warm cache shared by several policies and seeds (as in the workflow) gives the
-    records of a computation that caches nothing."""
-    over = [*TOY_CLUSTER, f"cluster.communication_groups={groups}", "workload.interarrival=exponential"]
+    records of a computation that caches nothing, with each placer, also where memory binds
+    (2 GB workers: the big job's ops do not all fit one server, so ddls tests memory op by op
+    and its placement is no longer decided by first free blocks alone)."""
+    over = [
+        *TOY_CLUSTER,
+        f"cluster.communication_groups={groups}",
+        f"cluster.placement={placement}",
+        f"cluster.worker_memory_bytes={memory}",
+        "workload.interarrival=exponential",
+        "partition.min_op_time_s=3e-4",
+    ]
     cfg = load_config(overrides=over)
-    cached = ClusterModel(toy_pool(), cfg)
-    uncached = ClusterModel(toy_pool(), cfg, JctCache(Forgetful(), Forgetful(), Forgetful()))
+    pool = [*toy_pool(), two_layer_graph()]  # its ops split 4 and 8 ways at degree 8
+    cached = ClusterModel(pool, cfg)
+    uncached = ClusterModel(pool, cfg, JctCache(*(Forgetful() for _ in range(5))))
     for seed in (0, 1, 2):
         for policy in ("random", "para_max", "oracle", "para_min"):
             warm, _ = run_episode(cached, make_policy(policy), "beta_a", seed)
             cold, _ = run_episode(uncached, make_policy(policy), "beta_a", seed)
             assert warm == cold, (policy, seed)
-    assert uncached.cache.steps == {}
-    assert cached.cache.step_simulations > len(toy_pool()) * len(cached.placeable)  # placements differ
+    assert uncached.cache.steps == {} and uncached.cache.by_blocks == {}
+    assert cached.cache.step_simulations > len(pool)  # placements differ
+    # many occupancies share their deciding blocks: the block memo answers most placement misses
+    assert len(cached.cache.by_blocks) < len(cached.cache.placements) / 2
+
+
+def test_deciding_degrees_are_the_blocks_that_place_a_job():
+    """The two-layer job at action 8 with 0.3 ms sub-ops: A (1 ms) splits 4 ways, B (2 ms) 8.
+    ddls: both degrees decide (every op sits on the first free block of its degree) while
+    memory cannot bind; compact: the largest. With 2 GB workers the mid chain at degree 1
+    needs 4 x 1 GB on one server (its forward and backward twins), so memory may bind: None;
+    the small chain needs 1.5 GB: (1,)."""
+    cfg = load_config(overrides=[*TOY_CLUSTER, "partition.min_op_time_s=3e-4"])
+    m = ClusterModel([two_layer_graph()], cfg)
+    pg = m.partitioned(0, 8)
+    assert pg.degree.tolist() == [4, 8, 4, 8]
+    assert deciding_degrees(pg, m.topology, "ddls") == (4, 8)
+    assert deciding_degrees(pg, m.topology, "compact") == (8,)
+    tight = ClusterModel(toy_pool(), load_config(overrides=[*TOY_CLUSTER, "cluster.worker_memory_bytes=2e9"]))
+    assert deciding_degrees(tight.partitioned(1, 1), tight.topology, "ddls") is None
+    assert deciding_degrees(tight.partitioned(0, 1), tight.topology, "ddls") == (1,)
+    # pairs are tried across the two groups first: (0, 4), (1, 5), (2, 6), ...; with servers
+    # 0 and 1 taken the first free one is (2, 6), the third
+    assert first_free_block(m.topology, 2, m.topology.all_mask & ~0b11) == 2
+    assert m.topology.blocks(2)[2][1] == (2, 6)
+    assert first_free_block(m.topology, 8, m.topology.all_mask & ~0b1) == -1
 
 
 def test_one_rack_and_two_groups_are_different_steps_in_the_cache():

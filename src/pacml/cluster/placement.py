@@ -143,6 +143,35 @@ def place_compact(pg: PartitionedGraph, topo: RampTopology, free_mask: int) -> P
     return None
 
 
+def deciding_degrees(pg: PartitionedGraph, topo: RampTopology, placer: str) -> tuple[int, ...] | None:
+    """The degrees whose first free blocks (`first_free_block`) decide ``pg``'s placement by
+    ``placer`` on every occupancy, or None where more decides it (ddls' memory test may bind).
+
+    ddls without a binding memory test puts every op of degree n on the first free block of
+    n servers (`_place_by_degree`), so those blocks, one per distinct degree, are the whole
+    placement. compact puts the job on the first free block of its largest degree, or
+    nowhere whatever the occupancy when its memory does not fit. Two occupancies with the
+    same first free blocks thus give the same placement: the model keys its memo on them.
+    """
+    if placer == "ddls":
+        n_fwd = pg.graph.num_forward
+        need = (pg.graph.memory_bytes[:n_fwd] + pg.graph.memory_bytes[n_fwd:]) / pg.degree[:n_fwd]
+        if float(need.sum()) > topo.cfg.worker_memory_bytes * (1.0 - 1e-9):  # `place`'s test
+            return None
+        return tuple(np.unique(pg.degree).tolist())
+    if placer == "compact":
+        return (int(pg.degree.max()),)
+    return None
+
+
+def first_free_block(topo: RampTopology, n: int, free_mask: int) -> int:
+    """Index in ``topo.blocks(n)`` of the first block of n servers all in ``free_mask``; -1 if none."""
+    for i, (bmask, _servers) in enumerate(topo.blocks(n)):
+        if not bmask & ~free_mask:
+            return i
+    return -1
+
+
 Placer = Callable[[PartitionedGraph, RampTopology, int], Placement | None]
 
 PLACERS: dict[str, Placer] = {"ddls": place, "compact": place_compact}

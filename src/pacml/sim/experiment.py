@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pacml.cluster.placement import PLACERS, canonical_key
+from pacml.cluster.placement import PLACERS, canonical_key, deciding_degrees, first_free_block
 from pacml.cluster.topology import RampTopology
 from pacml.config import Config
 from pacml.config.checks import MAX_ARRIVALS
@@ -35,13 +35,17 @@ class JctCache:
     """Memoises partitions, placements and step simulations across episodes.
 
     Keys: partitions by (graph, action); step results by (graph, action, canonical
-    placement); placement outcomes by (graph, action, free-server mask). An explicit
-    object, never module state: share one between episodes to keep it warm.
+    placement); placement outcomes by (graph, action, free-server mask), and by (graph,
+    action, the first free blocks that decide the placement: `deciding_degrees`), which
+    many masks share; first free blocks by (degree, free-server mask). An explicit object,
+    never module state: share one between episodes to keep it warm.
     """
 
     partitions: dict[tuple[int, int], PartitionedGraph] = field(default_factory=dict)
     steps: dict[tuple[int, int, bytes], StepResult] = field(default_factory=dict)
     placements: dict[tuple[int, int, int], Allocation | None] = field(default_factory=dict)
+    by_blocks: dict[tuple[int, int, tuple[int, ...]], Allocation | None] = field(default_factory=dict)
+    first_blocks: dict[tuple[int, int], int] = field(default_factory=dict)
     step_simulations: int = 0
 
 
@@ -57,6 +61,7 @@ class ClusterModel:
         self.cfg = cfg
         self.topology = RampTopology(cfg.cluster)
         self.place = PLACERS[cfg.cluster.placement]
+        self._deciding: dict[tuple[int, int], tuple[int, ...] | None] = {}
         self.cache = cache if cache is not None else JctCache()
         cap = cfg.cluster.worker_memory_bytes
         for g in self.graphs:
@@ -156,19 +161,41 @@ class ClusterModel:
         if key in cache:
             return cache[key]
         pg = self.partitioned(g, action)
+        bkey = self._block_key(g, action, pg, free_mask)
+        if bkey is not None and bkey in self.cache.by_blocks:
+            alloc = cache[key] = self.cache.by_blocks[bkey]
+            return alloc
         placement = self.place(pg, self.topology, free_mask)
-        if placement is None:
-            cache[key] = None
-            return None
-        skey = (g, action, canonical_key(placement, self.topology))
-        step = self.cache.steps.get(skey)
-        if step is None:
-            step = simulate_step(pg, placement, self.topology, self.cfg.workload.compute_time_scale)
-            self.cache.steps[skey] = step
-            self.cache.step_simulations += 1
-        alloc = Allocation(placement.workers_mask, step)
+        alloc = None
+        if placement is not None:
+            skey = (g, action, canonical_key(placement, self.topology))
+            step = self.cache.steps.get(skey)
+            if step is None:
+                step = simulate_step(pg, placement, self.topology, self.cfg.workload.compute_time_scale)
+                self.cache.steps[skey] = step
+                self.cache.step_simulations += 1
+            alloc = Allocation(placement.workers_mask, step)
         cache[key] = alloc
+        if bkey is not None:
+            self.cache.by_blocks[bkey] = alloc
         return alloc
+
+    def _block_key(self, g: int, action: int, pg: PartitionedGraph, free_mask: int) -> tuple | None:
+        """(g, action, the first free block of each deciding degree), or None where the
+        placer's result depends on more than those blocks (`deciding_degrees`)."""
+        degrees = self._deciding.get((g, action), ())
+        if degrees == ():
+            degrees = self._deciding[(g, action)] = deciding_degrees(pg, self.topology, self.cfg.cluster.placement)
+        if degrees is None:
+            return None
+        first = self.cache.first_blocks
+        blocks = []
+        for n in degrees:
+            b = first.get((n, free_mask))
+            if b is None:
+                b = first[(n, free_mask)] = first_free_block(self.topology, n, free_mask)
+            blocks.append(b)
+        return (g, action, tuple(blocks))
 
     @staticmethod
     def jct_s(alloc: Allocation, steps: int) -> float:
