@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pacml.agent.network import ActorCritic, MaskedCategorical, batch_graphs, make_dgl_graph
+from pacml.agent.network import MASKED_LOGIT, ActorCritic, MaskedCategorical, batch_graphs, make_dgl_graph
 from pacml.config import load_config
 from pacml.env.features import FeatureSpace, GraphFeatures, graph_features
 from pacml.sim.engine import ClusterModel, Episode
@@ -79,6 +79,13 @@ def test_distinct_graph_batching_equals_per_sample_computation(model_graphs):
         slow_logits, slow_v = net(per_sample, torch.arange(n), glob, mask)
     torch.testing.assert_close(fast_logits, slow_logits, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(fast_v, slow_v, rtol=1e-5, atol=1e-5)
+    # acting and imitation skip the critic: the same logits to the bit
+    with torch.no_grad():
+        graphs = batch_graphs(features.graph_features)
+        assert torch.equal(net.actor_logits(graphs, torch.from_numpy(gi), glob, mask), fast_logits)
+        emb = net.embeddings(graphs)
+        assert torch.equal(net.logits(emb[0], torch.from_numpy(gi), glob, mask), fast_logits)
+    assert (fast_logits[~mask] == MASKED_LOGIT).all() and (fast_logits[mask] > MASKED_LOGIT).all()
 
 
 TOY = [

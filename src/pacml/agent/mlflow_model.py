@@ -52,7 +52,7 @@ class AgentModel(mlflow.pyfunc.PythonModel):
         glob = torch.as_tensor(np.asarray(model_input["global"], dtype=np.float32).reshape(len(index), -1))
         mask = torch.as_tensor(np.asarray(model_input["mask"], dtype=bool).reshape(len(index), -1))
         with torch.no_grad():
-            logits, _ = self.net.heads(self.emb, index, glob, mask)
+            logits = self.net.logits(self.emb[0], index, glob, mask)
         return MaskedCategorical(logits, mask).mode().numpy().astype(np.int64)
 
 

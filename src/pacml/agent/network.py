@@ -144,8 +144,7 @@ class ActorCritic(nn.Module):
         self, emb: tuple[torch.Tensor, torch.Tensor], graph_index: torch.Tensor, glob: torch.Tensor, mask: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Masked logits (B, A) and values (B,) from precomputed embeddings."""
-        logits = self.actor(emb[0][graph_index], glob)
-        logits = torch.where(mask, logits, torch.full_like(logits, MASKED_LOGIT))
+        logits = self.logits(emb[0], graph_index, glob, mask)
         if self.critic is not None:
             value = self.critic(emb[1][graph_index], glob)
         else:
@@ -157,6 +156,20 @@ class ActorCritic(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Message passing over the distinct graphs once, gathered by ``graph_index``."""
         return self.heads(self.embeddings(graphs), graph_index, glob, mask)
+
+    def logits(
+        self, actor_emb: torch.Tensor, graph_index: torch.Tensor, glob: torch.Tensor, mask: torch.Tensor
+    ) -> torch.Tensor:
+        """Masked logits (B, A) from the actor's precomputed graph embeddings (acting needs
+        no critic)."""
+        logits = self.actor(actor_emb[graph_index], glob)
+        return torch.where(mask, logits, torch.full_like(logits, MASKED_LOGIT))
+
+    def actor_logits(
+        self, graphs: dgl.DGLGraph, graph_index: torch.Tensor, glob: torch.Tensor, mask: torch.Tensor
+    ) -> torch.Tensor:
+        """The masked logits of `forward`, without the critic (what imitation trains)."""
+        return self.logits(self.actor.encoder(graphs), graph_index, glob, mask)
 
 
 class MaskedCategorical:

@@ -47,7 +47,7 @@ class GreedyAgent:
         vec = features.decision_vector(decision) if glob_features is None else glob_features
         glob = torch.from_numpy(vec)[None]
         with torch.no_grad():
-            logits, _ = self.net.heads(emb, torch.tensor([decision.graph_index]), glob, mask)
+            logits = self.net.logits(emb[0], torch.tensor([decision.graph_index]), glob, mask)
         return int(MaskedCategorical(logits, mask).mode()[0])
 
 

@@ -135,7 +135,7 @@ def fit(
         losses, hits = [], 0
         for start in range(0, n, minibatch_size):
             idx = perm[start : start + minibatch_size]
-            logits, _ = net(graphs, gi[idx], glob[idx], mask[idx])
+            logits = net.actor_logits(graphs, gi[idx], glob[idx], mask[idx])
             logp = MaskedCategorical(logits, mask[idx]).logits
             loss = -(target[idx] * logp).sum(dim=-1).mean()
             opt.zero_grad()
