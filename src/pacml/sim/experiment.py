@@ -183,9 +183,9 @@ class ClusterModel:
     def _block_key(self, g: int, action: int, pg: PartitionedGraph, free_mask: int) -> tuple | None:
         """(g, action, the first free block of each deciding degree), or None where the
         placer's result depends on more than those blocks (`deciding_degrees`)."""
-        degrees = self._deciding.get((g, action), ())
-        if degrees == ():
-            degrees = self._deciding[(g, action)] = deciding_degrees(pg, self.topology, self.cfg.cluster.placement)
+        if (g, action) not in self._deciding:
+            self._deciding[(g, action)] = deciding_degrees(pg, self.topology, self.cfg.cluster.placement)
+        degrees = self._deciding[(g, action)]
         if degrees is None:
             return None
         first = self.cache.first_blocks
