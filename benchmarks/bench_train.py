@@ -1,10 +1,11 @@
 """Benchmark: PPO training speed of PAC-ML on one core, and where the time goes.
 
 Trains for --steps environment decisions on the paper's setting (the five PipeDream graphs,
-beta_a) and prints environment steps per second and the share of wall time spent, while collecting
-rollouts, in the simulation (Episode.step), featurisation (FeatureSpace.decision_vector) and
-the network's forward passes; then in PPO updates; the rest is validation and checkpoints. Targets: >= 2,000 steps per second (issue 5), then
->= 6,000 (issue 13). It trains the agent config.yaml describes (today the per-job agent, whose
+beta_a) and prints environment steps per second and the share of wall time spent: while
+collecting rollouts, in the simulation (Episode.step), featurisation
+(FeatureSpace.decision_vector) and the network's forward passes; then in PPO updates; the rest
+is validation and checkpoints. Targets: >= 2,000 steps per second (issue 5), then >= 6,000
+(issue 13). It trains the agent config.yaml describes (today the per-job agent, whose
 per-degree look-ahead features place the job at every degree), PPO alone.
 
     python benchmarks/bench_train.py [--graphs DIR] [--steps 100000] [--dist beta_a]

@@ -43,16 +43,23 @@ class Placement:
 
 def place(pg: PartitionedGraph, topo: RampTopology, free_mask: int) -> Placement | None:
     """First-fit placement of ``pg`` on the servers in ``free_mask``; None if it does not fit."""
-    graph = pg.graph
-    n_fwd = graph.num_forward
-    capacity = topo.cfg.worker_memory_bytes
-    degree = pg.degree
-    need = (graph.memory_bytes[:n_fwd] + graph.memory_bytes[n_fwd:]) / degree[:n_fwd]  # per sub-op, both twins
-    # A server holds at most one sub-op of each op, so when even all ops' sub-ops together
-    # fit one server (with a margin far above rounding), no memory test can fail: skip them.
-    if float(need.sum()) <= capacity * (1.0 - 1e-9):
+    need = _need_per_sub_op(pg)
+    if not _memory_may_bind(need, topo):
         return _place_by_degree(pg, topo, free_mask)
     return _first_fit(pg, topo, free_mask, need)
+
+
+def _need_per_sub_op(pg: PartitionedGraph) -> np.ndarray:
+    """Bytes one sub-op of each forward op needs, its backward twin's included."""
+    graph = pg.graph
+    n_fwd = graph.num_forward
+    return (graph.memory_bytes[:n_fwd] + graph.memory_bytes[n_fwd:]) / pg.degree[:n_fwd]
+
+
+def _memory_may_bind(need: np.ndarray, topo: RampTopology) -> bool:
+    """A server holds at most one sub-op of each op, so when even all ops' sub-ops together
+    fit one server (with a margin far above rounding), no memory test can fail."""
+    return float(need.sum()) > topo.cfg.worker_memory_bytes * (1.0 - 1e-9)
 
 
 def _first_fit(pg: PartitionedGraph, topo: RampTopology, free_mask: int, need: np.ndarray) -> Placement | None:
@@ -120,8 +127,7 @@ def place_compact(pg: PartitionedGraph, topo: RampTopology, free_mask: int) -> P
     n_fwd = graph.num_forward
     degree = pg.degree[:n_fwd]
     n = int(degree.max())
-    mem = graph.memory_bytes
-    need = (mem[:n_fwd] + mem[n_fwd:]) / degree  # per sub-op, both twins
+    need = _need_per_sub_op(pg)
     # memory each of the block's positions 0..n-1 holds: an op of degree k adds to the first k
     load = np.zeros(n)
     for k in np.unique(degree):
@@ -154,9 +160,7 @@ def deciding_degrees(pg: PartitionedGraph, topo: RampTopology, placer: str) -> t
     same first free blocks thus give the same placement: the model keys its memo on them.
     """
     if placer == "ddls":
-        n_fwd = pg.graph.num_forward
-        need = (pg.graph.memory_bytes[:n_fwd] + pg.graph.memory_bytes[n_fwd:]) / pg.degree[:n_fwd]
-        if float(need.sum()) > topo.cfg.worker_memory_bytes * (1.0 - 1e-9):  # `place`'s test
+        if _memory_may_bind(_need_per_sub_op(pg), topo):
             return None
         return tuple(np.unique(pg.degree).tolist())
     if placer == "compact":

@@ -163,8 +163,8 @@ class ClusterModel:
         pg = self.partitioned(g, action)
         bkey = self._block_key(g, action, pg, free_mask)
         if bkey is not None and bkey in self.cache.by_blocks:
-            alloc = cache[key] = self.cache.by_blocks[bkey]
-            return alloc
+            cache[key] = self.cache.by_blocks[bkey]
+            return cache[key]
         placement = self.place(pg, self.topology, free_mask)
         alloc = None
         if placement is not None:
