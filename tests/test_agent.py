@@ -337,3 +337,38 @@ def test_a_truncated_last_checkpoint_is_set_aside_and_training_starts_again(tmp_
     again = train(cfg, model, "half", 0, out)
     assert (out / "last.pt.corrupt").exists()
     assert again.curve == clean.curve and again.updates == clean.updates
+
+
+def test_imitation_targets_by_hand_and_a_masked_degree_counts_as_blocking():
+    from pacml.train.imitation import target_distribution
+
+    # degrees 2 and 4 tie for the fewest blocked jobs; the teacher chose 2
+    t = target_distribution({1: 5.0, 2: 3.0, 4: 3.0, 8: 4.0}, 2, 9, 0.0)
+    assert t.tolist() == [0.0, 0.0, 0.75, 0.0, 0.25, 0.0, 0.0, 0.0, 0.0]
+    # under the feasible mask 1 and 4 (too slow: they block the job, like 0) are not offered;
+    # blocking ties the best, so the choice (mapped to 0) and 4's share go to 0
+    valid = np.array([True, False, True, False, False, False, False, False, True])
+    t = target_distribution({1: 3.0, 2: 4.0, 4: 3.0, 8: 5.0}, 0, 9, 0.0, valid)
+    assert t.tolist() == [1.0] + [0.0] * 8
+    t = target_distribution({1: 4.0, 2: 3.0, 4: 4.0, 8: 3.0}, 2, 9, 0.0, valid)
+    assert t.tolist() == [0.0, 0.0, 0.75, 0.0, 0.0, 0.0, 0.0, 0.0, 0.25]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_greedy_agent_under_the_feasible_mask_never_plays_a_degree_that_blocks_the_job(seed):
+    from pacml.agent.policy import GreedyAgent
+    from pacml.evaluation import run_episode
+    from pacml.train.ppo import build_agent
+
+    from conftest import TOY_CLUSTER, toy_pool
+
+    blocked_by_degree = {}
+    for feasible in (True, False):
+        cfg = load_config(None, [*TOY_CLUSTER, f"agent.feasible_mask={str(feasible).lower()}"])
+        model = ClusterModel(toy_pool(), cfg)
+        torch.manual_seed(seed)  # the same untrained weights under both masks
+        net, _ = build_agent(cfg, model)
+        _, met = run_episode(model, GreedyAgent(net, cfg), "beta_a", 7)
+        blocked_by_degree[feasible] = met["blocked_jct"] + met["blocked_placement"]
+    assert blocked_by_degree[True] == 0
+    assert blocked_by_degree[False] > 0  # the same weights under the optimistic mask do

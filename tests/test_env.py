@@ -76,3 +76,25 @@ def test_seeded_resets_replay_and_unseeded_ones_follow_the_seed():
     assert np.array_equal(obs_a["global"], obs_b["global"]) and obs_a["graph_index"] == obs_b["graph_index"]
     runs = [_play(a, None, first_fit)[0] for _ in range(3)]
     assert len({tuple(r) for r in runs}) == 3
+
+
+def test_the_feasible_mask_offers_exactly_the_degrees_that_place_and_meet_the_requirement():
+    env = _env("agent.feasible_mask=true")
+    obs, _ = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    narrowed = done = 0
+    while not done:
+        d = env.decision
+        expected = d.mask.copy()
+        for a in np.flatnonzero(d.mask[1:]) + 1:
+            jct = d.lookahead(int(a))
+            expected[a] = jct is not None and jct <= d.max_acceptable_jct_s
+        assert obs["mask"].tolist() == expected.tolist() and obs["mask"][0]
+        assert np.array_equal(env.action_masks(), obs["mask"])
+        narrowed += not np.array_equal(obs["mask"], d.mask)
+        obs, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(obs["mask"]))))
+    assert narrowed > 0  # the episode has jobs some placeable degree is too slow for
+    # the paper's optimistic mask is the engine's
+    plain = _env()
+    obs, _ = plain.reset(seed=3)
+    assert np.array_equal(obs["mask"], plain.decision.mask)

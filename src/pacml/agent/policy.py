@@ -43,7 +43,7 @@ class GreedyAgent:
         """The greedy degree; ``glob_features`` is the decision's global vector if the caller
         has it already (an environment's observation), else it is built here."""
         features, emb = self._bind(decision)
-        mask = torch.from_numpy(decision.mask)[None]
+        mask = torch.from_numpy(features.action_mask(decision))[None]
         vec = features.decision_vector(decision) if glob_features is None else glob_features
         glob = torch.from_numpy(vec)[None]
         with torch.no_grad():

@@ -39,6 +39,12 @@ class AgentConfig:
     """Extension beyond the paper: also show, per degree, whether the first-fit placer can
     place the job now and whether its exact JCT then meets the requirement (the paper's
     agent sees only the optimistic mask, ddls B9). false reproduces the paper's inputs."""
+    feasible_mask: bool = False
+    """Extension (ddls B9): the agent may choose only degrees that the placer can place now and
+    whose exact JCT then meets the requirement, or 0 (block the job): a degree that would block
+    the job anyway is not offered, so a policy cannot learn "play 2" and block the jobs 2 is too
+    slow for. A masked degree blocks exactly like 0, so imitation moves its target there.
+    false: the paper's optimistic mask (every placeable degree up to the free workers)."""
     shape_features: bool = False
     """Extension: also show what a planner reads off the cluster (per-degree JCT over the
     requirement, free fraction per communication group and rack, workers freed soon by

@@ -141,8 +141,10 @@ class FeatureSpace:
         scales: LogScales | None = None,
         load: bool = False,
         job_lengths: bool = False,
+        feasible_mask: bool = False,
     ):
         self.lookahead = lookahead
+        self.feasible_mask = feasible_mask
         self.load = load
         self.job_lengths = job_lengths
         self.shape = shape
@@ -225,6 +227,7 @@ class FeatureSpace:
             cls._log_scales(cfg),
             cfg.agent.load_feature,
             cfg.agent.job_length_features,
+            cfg.agent.feasible_mask,
         )
 
     @classmethod
@@ -283,6 +286,16 @@ class FeatureSpace:
         if self.lookahead:
             out[17 + a : 17 + 3 * a] = lookahead
         return out
+
+    def action_mask(self, decision) -> np.ndarray:
+        """The degrees the agent may choose: the engine's mask, and with ``feasible_mask`` only
+        those the placer can place now whose exact JCT meets the requirement (0 always)."""
+        mask = decision.mask.copy()
+        if self.feasible_mask:
+            for d in np.flatnonzero(mask[1:]) + 1:
+                jct = decision.lookahead(int(d))
+                mask[d] = jct is not None and jct <= decision.max_acceptable_jct_s
+        return mask
 
     def decision_vector(self, decision) -> np.ndarray:
         """`global_vector` of an engine `Decision`."""

@@ -49,7 +49,11 @@ class PartitionEnv(gym.Env):
 
     def _obs(self) -> dict:
         d = self.episode.decision
-        return {"graph_index": d.graph_index, "global": self.features.decision_vector(d), "mask": d.mask.copy()}
+        return {
+            "graph_index": d.graph_index,
+            "global": self.features.decision_vector(d),
+            "mask": self.features.action_mask(d),
+        }
 
     def _final_obs(self) -> dict:
         mask = np.zeros(self.num_actions, dtype=np.bool_)
@@ -66,7 +70,7 @@ class PartitionEnv(gym.Env):
         """The degrees valid now (bool, one per action)."""
         if self.episode is None or self.episode.done:
             return self._final_obs()["mask"]
-        return self.episode.decision.mask.copy()
+        return self.features.action_mask(self.episode.decision)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
         super().reset(seed=seed)

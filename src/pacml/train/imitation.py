@@ -57,11 +57,14 @@ class Dataset:
         )
 
 
-def target_distribution(scores: dict[int, float], choice: int, num_actions: int, temperature: float) -> np.ndarray:
+def target_distribution(
+    scores: dict[int, float], choice: int, num_actions: int, temperature: float, valid: np.ndarray | None = None
+) -> np.ndarray:
     """Half on the teacher's ``choice``, half on softmax(-score / temperature) over the scored
     degrees (uniform over the exact ties at temperature 0): the student's greedy degree is the
     teacher's, and confusing it with a near-equal degree costs little. All on degree 0 when no
-    degree is valid."""
+    degree is valid. ``valid``: the student's mask (`agent.feasible_mask`); a degree outside it
+    blocks the job exactly like 0, so its weight goes to 0."""
     out = np.zeros(num_actions, dtype=np.float32)
     if not scores:
         out[0] = 1.0
@@ -74,6 +77,9 @@ def target_distribution(scores: dict[int, float], choice: int, num_actions: int,
         w = (s == s.min()).astype(np.float64)
     out[degrees] = 0.5 * w / w.sum()
     out[choice] += 0.5
+    if valid is not None and not valid.all():
+        out[0] += out[~valid].sum()
+        out[~valid] = 0.0
     return out
 
 
@@ -104,7 +110,9 @@ def collect(
             d = env.decision
             scores = teacher.scores(d, rng)
             choice = teacher.choose(d, scores)
-            target = target_distribution(scores, choice, len(obs["mask"]), temperature)
+            if not obs["mask"][choice]:  # outside the student's mask: it blocks the job, as 0 does
+                choice = 0
+            target = target_distribution(scores, choice, len(obs["mask"]), temperature, obs["mask"])
             student = student_policy.act(d, rng, obs["global"])
             data.graph_index.append(obs["graph_index"])
             data.glob.append(obs["global"])
