@@ -293,8 +293,7 @@ class FeatureSpace:
         mask = decision.mask.copy()
         if self.feasible_mask:
             for d in np.flatnonzero(mask[1:]) + 1:
-                jct = decision.lookahead(int(d))
-                mask[d] = jct is not None and jct <= decision.max_acceptable_jct_s
+                mask[d] = decision.meets_requirement(int(d))
         return mask
 
     def decision_vector(self, decision) -> np.ndarray:

@@ -69,7 +69,6 @@ class Oracle:
 
     def act(self, decision: Decision, rng: np.random.Generator) -> int:
         for a in _valid(decision):
-            jct = decision.lookahead(int(a))
-            if jct is not None and jct <= decision.max_acceptable_jct_s:
+            if decision.meets_requirement(int(a)):
                 return int(a)
         return 0

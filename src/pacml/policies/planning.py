@@ -156,8 +156,7 @@ class Rollout:
         blocked_now = None  # every degree that blocks this job leaves the same cluster
         out = {}
         for a in candidates:
-            jct = d.lookahead(a)
-            if jct is None or jct > d.max_acceptable_jct_s:
+            if not d.meets_requirement(a):
                 if blocked_now is None:
                     blocked_now = mean_blocked(0)
                 out[a] = blocked_now

@@ -64,6 +64,12 @@ class Decision:
     horizon_s: float
     """The episode's horizon (simulation clock)."""
 
+    def meets_requirement(self, degree: int) -> bool:
+        """Whether the job at ``degree`` places now and its exact JCT meets the requirement:
+        every other degree blocks it (what the oracle, the planners and the feasible mask read)."""
+        jct = self.lookahead(degree)
+        return jct is not None and jct <= self.max_acceptable_jct_s
+
 
 class Episode:
     """One episode; drive it with `decision` / `step(action)` until `done`."""

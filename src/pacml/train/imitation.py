@@ -77,7 +77,7 @@ def target_distribution(
         w = (s == s.min()).astype(np.float64)
     out[degrees] = 0.5 * w / w.sum()
     out[choice] += 0.5
-    if valid is not None and not valid.all():
+    if valid is not None:
         out[0] += out[~valid].sum()
         out[~valid] = 0.0
     return out
