@@ -84,3 +84,42 @@ def test_no_policy_ever_picks_a_masked_degree(bits, beta, name, seed):
     assert 0 <= a <= 16 and mask[a]
     if name == "para_min" and a:
         assert a >= min(math.ceil(1 / beta), max(i for i, b in enumerate(mask) if b)) or not any(bits)
+
+
+class _NoDraws:
+    """A policy generator that fails the moment a policy draws from it."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"the policy drew from its generator ({name})")
+
+
+def test_seedless_policies_never_draw_and_random_does():
+    """The experiments run a seedless policy once for all its replicates (is_seedless): it
+    must play whole episodes without touching its generator, and `random` must not be one."""
+    from pacml.config import load_config
+    from pacml.policies.base import SEEDLESS, PolicyContext, Selection, is_seedless
+    from pacml.sim.engine import ClusterModel, Episode
+
+    from conftest import TOY_CLUSTER, toy_pool
+
+    cfg = load_config(overrides=TOY_CLUSTER)
+    model = ClusterModel(toy_pool(), cfg)
+    context = PolicyContext(model, "beta_a", Selection(fixed_degree=2, rollout_base="fixed-2"))
+    assert is_seedless("fixed-4") and not is_seedless("random") and not is_seedless("rollout")
+    for name in [*sorted(SEEDLESS), "fixed-4"]:
+        policy = make_policy(name, max_degree=cfg.cluster.max_degree, context=context)
+        episode = Episode(model, "beta_a", np.random.default_rng(3))
+        degrees = []
+        while not episode.done:
+            degrees.append(policy.act(episode.decision, _NoDraws()))
+            episode.step(degrees[-1])
+        assert len(degrees) > 20 and any(degrees), name
+    episode = Episode(model, "beta_a", np.random.default_rng(3))
+    random = make_policy("random")
+    try:
+        while not episode.done:
+            episode.step(random.act(episode.decision, _NoDraws()))
+    except AssertionError as exc:
+        assert "drew from its generator" in str(exc)
+    else:
+        raise AssertionError("random never drew from its generator")

@@ -84,6 +84,15 @@ def evaluate(
     get_distribution(cfg.distributions, dist)
     model = build_model(graphs_dir, cfg)
     pol = make_policy(policy, checkpoint, cfg.cluster.max_degree, PolicyContext(model, dist, selection))
+    rows, records = play(model, pol, dist, seeds, replicate)
+    write_evaluation(rows, records, out, records_csv)
+    _track(store, cfg, policy, dist, replicate, seeds, rows, checkpoint, (out, records_csv))
+    return rows
+
+
+def play(model, pol, dist: str, seeds, replicate: int) -> tuple[list[dict], list[dict]]:
+    """``pol`` on each test seed (its generator seeded by ``(replicate, seed)``): the metric rows
+    and every job's record, both labelled with the replicate."""
     rows, records = [], []
     for seed in seeds:
         recs, metrics = run_episode(model, pol, dist, int(seed), policy_seed=(replicate, int(seed)))
@@ -102,6 +111,11 @@ def evaluate(
             {"dist": dist, "policy": pol.name, "replicate": replicate, "test_seed": int(seed), **dataclasses.asdict(r)}
             for r in recs
         ]
+    return rows, records
+
+
+def write_evaluation(rows: list[dict], records: list[dict], out=None, records_csv=None) -> None:
+    """The rows as JSON and the records as CSV, each where asked."""
     if out is not None:
         write_json(out, rows)
     if records_csv is not None:
@@ -109,8 +123,6 @@ def evaluate(
 
         Path(records_csv).parent.mkdir(parents=True, exist_ok=True)
         pd.DataFrame(records).to_csv(records_csv, index=False)
-    _track(store, cfg, policy, dist, replicate, seeds, rows, checkpoint, (out, records_csv))
-    return rows
 
 
 def _track(store, cfg: Config, policy: str, dist: str, replicate: int, seeds, rows, checkpoint, files) -> None:

@@ -6,6 +6,7 @@ from pacml.config import (GRAPH_KEYS, SELECTION_KEYS, config_digest, config_from
                           leaf_keys, normalise_cli_values, resolve_scale, section_hash, training_keys)
 from pacml.experiments import (TRANSFER, check_experiments, experiment, experiment_policies, experiments,
                                model_specs, pool_inputs, reuses_main, sweep_settings, transfer_checkpoint)
+from pacml.policies.base import SEEDLESS
 from pacml.workflow import check_workflow_inputs
 from snakemake.utils import validate
 
@@ -91,6 +92,13 @@ wildcard_constraints:
     pool="train|test",
     xdist=r"[A-Za-z0-9][A-Za-z0-9_-]*",
     xpolicy=r"[A-Za-z0-9][A-Za-z0-9_-]*",
+
+
+# a policy that never draws from its generator runs once for all replicates
+# (pacml.policies.base.is_seedless); the others, once per replicate. The lookahead reads the
+# evaluation files' name, <policy>_seed<N>: a pattern's "$" never holds mid-path
+SEEDLESS_POLICY = "|".join([*sorted(SEEDLESS), r"fixed-\d+"])
+DRAWING_POLICY = rf"(?!(?:{SEEDLESS_POLICY})_seed\d)[A-Za-z0-9][A-Za-z0-9_-]*"
 
 
 def _cfg(w):

@@ -77,6 +77,8 @@ rule experiment_train:
 rule experiment_evaluate:
     message:
         "Experiment {wildcards.exp}: {wildcards.xpolicy} on the test pool, {wildcards.xdist}, replicate {wildcards.seed}"
+    wildcard_constraints:
+        xpolicy=DRAWING_POLICY,  # the seedless ones: experiment_evaluate_seedless
     input:
         graphs="results/experiments/{exp}/test/graphs",
         checkpoint=experiment_checkpoint,
@@ -97,6 +99,34 @@ rule experiment_evaluate:
         "../../envs/pacml.yaml"
     script:
         "../scripts/experiment_evaluate.py"
+
+
+rule experiment_evaluate_seedless:
+    message:
+        "Experiment {wildcards.exp}: {wildcards.xpolicy} on the test pool, {wildcards.xdist}, once for replicates "
+        + ", ".join(map(str, SEEDS))
+    wildcard_constraints:
+        xpolicy=SEEDLESS_POLICY,  # never draws from its generator: every replicate is the same run
+    input:
+        graphs="results/experiments/{exp}/test/graphs",
+        selection=experiment_selection,
+    output:
+        metrics=expand("results/experiments/{{exp}}/test/{{xdist}}/eval/{{xpolicy}}_seed{seed}.json", seed=SEEDS),
+        jobs=expand("results/experiments/{{exp}}/test/{{xdist}}/eval/{{xpolicy}}_seed{seed}_jobs.csv", seed=SEEDS),
+    params:
+        config_hash=experiment_evaluation_hash,
+        replicates=SEEDS,
+    log:
+        "results/logs/experiments/{exp}/evaluate_{xdist}_{xpolicy}.log",
+    benchmark:
+        "results/benchmarks/experiments/{exp}/evaluate_{xdist}_{xpolicy}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    conda:
+        "../../envs/pacml.yaml"
+    script:
+        "../scripts/experiment_evaluate_seedless.py"
 
 
 rule experiment_summary:

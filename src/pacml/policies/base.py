@@ -20,6 +20,14 @@ PLANNER_NAMES = ("rollout", "rollout_clairvoyant")
 POLICY_NAMES = (*BASELINE_NAMES, *PLANNER_NAMES, "pacml")
 CLAIRVOYANT = frozenset({"rollout_clairvoyant"})
 """Policies that read the episode's true future: upper bounds, never deployable."""
+SEEDLESS = frozenset({"para_max", "para_min", "sequential", "oracle", "best_fixed"})
+"""Baselines (and every ``fixed-K``) that never draw from the policy's generator: their
+replicates are the same episodes to the last digit, so one run serves them all."""
+
+
+def is_seedless(name: str) -> bool:
+    """Whether ``name``'s decisions ignore the policy generator (`SEEDLESS` or ``fixed-K``)."""
+    return name in SEEDLESS or re.fullmatch(r"fixed-\d+", name) is not None
 
 
 class Policy(Protocol):

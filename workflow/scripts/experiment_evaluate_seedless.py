@@ -1,0 +1,17 @@
+from pacml.experiments import evaluate_seedless
+from pacml.runs import read_selection
+from pacml.workflow import config_for_workflow, setup_job
+
+sm = snakemake  # noqa: F821 - injected by Snakemake
+setup_job(sm)
+evaluate_seedless(
+    config_for_workflow(sm.config),
+    sm.wildcards.exp,
+    sm.input.graphs,
+    sm.wildcards.xpolicy,
+    sm.wildcards.xdist,
+    sm.params.replicates,
+    sm.output.metrics,
+    sm.output.jobs,
+    selection=read_selection(sm.input.selection or None),
+)
