@@ -216,20 +216,27 @@ def test_a_sweep_whose_train_overrides_set_its_key_trains_one_set_of_agents():
 
 
 @pytest.mark.parametrize(
-    ("text", "base"),
+    ("text", "teacher", "tuned"),
     [
-        ("{train_in: main, reference: false}", "best_fixed"),  # nothing plans: no tuning of the base
-        ("{train_in: main, reference: false, baselines: [rollout]}", "tuned"),  # a planner is evaluated
-        ("{train_in: main}", "tuned"),  # the reference agents imitate the planner
+        ("{train_in: main, reference: false}", "tuned", False),  # nothing trains or plans here
+        ("{train_in: main, reference: false, baselines: [rollout]}", "best_fixed", True),  # a planner is evaluated
+        ("{train_in: main}", "best_fixed", False),  # the reference agents' teacher continues with best_fixed
+        ("{train_in: main}", "tuned", True),  # ... or with the tuned base
+        ("{train_in: main}", "planning", True),  # ... or with planning.base_policy (tuned)
     ],
 )
-def test_the_planners_base_is_tuned_only_where_something_plans(text, base):
-    cfg = _experiment(text, "planning.base_policy=tuned", "imitation.iterations=2")
-    assert pool_config(cfg, "e", "test").planning.base_policy == base
-    no_imitation = _experiment(text, "planning.base_policy=tuned", "imitation.iterations=0")
-    assert pool_config(no_imitation, "e", "test").planning.base_policy == (
-        "tuned" if "rollout" in text else "best_fixed"
+def test_the_planners_base_is_tuned_only_where_something_reads_it(text, teacher, tuned):
+    from pacml.experiments import tunes_base
+
+    cfg = _experiment(
+        text, "planning.base_policy=tuned", "imitation.iterations=2", f"imitation.teacher_base_policy={teacher}"
     )
+    assert tunes_base(cfg, "e", "test") is tuned
+    assert pool_config(cfg, "e", "test").planning.base_policy == "tuned"  # the config is the user's
+    no_imitation = _experiment(
+        text, "planning.base_policy=tuned", "imitation.iterations=0", f"imitation.teacher_base_policy={teacher}"
+    )
+    assert tunes_base(no_imitation, "e", "test") is ("rollout" in text)
 
 
 def test_a_model_with_no_profile_is_named_by_its_key(tmp_path):
@@ -317,8 +324,10 @@ def test_smoke_experiments_end_to_end(tmp_path):
     planned = snakemake(tmp_path, "-n", *args, config_text=text)
     assert planned.returncode == 0, planned.stderr[-3000:]
     assert job_counts(planned.stdout) == {
-        "experiment_evaluate": 10,  # reuse: pacml_transfer, pacml, para_max; transfer: the same with
-        # best_fixed; placer: pacml_transfer and para_max in each of its two settings
+        "experiment_evaluate": 6,  # the agents: reuse's and transfer's pacml_transfer and pacml;
+        # placer's pacml_transfer in each of its two settings
+        "experiment_evaluate_seedless": 4,  # reuse's para_max; transfer's best_fixed; placer's
+        # para_max in each setting (one job for all replicates)
         "experiment_graphs": 6,  # reuse's and transfer's two pools; placer's settings' test pools
         "experiment_select": 3,  # reuse's mixture; transfer's two pools
         "experiment_summary": 4,

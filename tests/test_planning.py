@@ -233,6 +233,32 @@ def test_select_tunes_the_planners_base_on_validation_seeds():
     assert by_degree[str(chosen.fixed_degree)] == min(by_degree.values())
 
 
+def test_an_untuned_selection_keeps_best_fixed_and_no_planner_reads_it(tmp_path):
+    """select(tune_base=False) costs no rollouts: best_fixed's degree as tuned, the base left
+    None through the JSON; a planner refuses it and a tuned teacher tunes for itself."""
+    from pacml.errors import UnknownNameError
+    from pacml.policies.planning import select
+    from pacml.runs import read_selection, write_json
+    from pacml.train.imitation import make_teacher
+
+    m = toy_model(
+        "planning.base_policy=tuned", "planning.horizon=20", "planning.num_futures=2", "workflow.validation_seeds=[7]"
+    )
+    tuned, _ = select(m, "beta_a", [7])
+    untuned, report = select(m, "beta_a", [7], tune_base=False)
+    assert untuned.fixed_degree == tuned.fixed_degree and untuned.rollout_base is None
+    assert "rollout_blocking_rate_by_base" not in report
+    write_json(tmp_path / "s.json", {"fixed_degree": untuned.fixed_degree, "rollout_base": None})
+    assert read_selection(tmp_path / "s.json") == untuned
+    with pytest.raises(UnknownNameError, match="tuned base undecided"):
+        make_policy("rollout", context=PolicyContext(m, "beta_a", untuned))
+    cfg = load_config(
+        overrides=[*TOY_CLUSTER, "planning.base_policy=tuned", "planning.horizon=20", "planning.num_futures=2",
+                   "workflow.validation_seeds=[7]", "imitation.teacher_base_policy=tuned"]
+    )  # fmt: skip
+    assert make_teacher(cfg, m, "beta_a", untuned).base_policy == tuned.rollout_base
+
+
 def test_base_rules_by_hand_on_eight_workers():
     """C = R = S = 2: placeable degrees 1, 2, 4, 8. By free servers 0..8, with beta 0.3 (PAC-ML's
     requested speed-up ceil(1 / 0.3) = 4)."""

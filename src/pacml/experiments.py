@@ -6,7 +6,7 @@ An experiment has two job pools: ``train`` (what the agents under test learn on)
 - ``<pool>/graphs/``: the pool's graphs (built-in profiles, or ``pipedream:NAME`` files);
 - ``<pool>/<dist>/selection.json``: best_fixed's degree and the planners' base policy, chosen
   on that pool's validation seeds (the teacher of imitation reads it too; where nothing on the
-  pool plans, the base is best_fixed's degree, untuned: `plans_on`);
+  pool plans with a tuned base, it is left undecided: `plans_on`);
 - ``<pool>/<dist>/train/seed<k>/``: agents trained on that pool and distribution. On
   ``train`` with the experiment's ``train_distribution`` (or each test distribution's own)
   and ``train_overrides``: the agents under test, evaluated as ``pacml_transfer`` (with
@@ -40,14 +40,23 @@ TRANSFER = "pacml_transfer"
 """The policy name of the agents under test in an experiment's tables."""
 
 
-def plans_on(exp: ExperimentConfig, pool: str, imitation_iterations: int) -> bool:
-    """Whether anything on the pool plans: a planner among the test pool's baselines, or agents
-    trained on the pool that imitate the planner. Where nothing does, the pool's selection
-    takes best_fixed's degree as the planners' base instead of tuning it (rollouts)."""
+def plans_on(exp: ExperimentConfig, pool: str, cfg: Config) -> bool:
+    """Whether anything on the pool reads a tuned planners' base: a planner among the test
+    pool's baselines, or agents trained on the pool whose teacher plans with it
+    (``imitation.teacher_base_policy`` tuned, or ``planning`` with ``planning.base_policy``
+    tuned). Where nothing does, the pool's selection leaves it undecided (three rollouts per
+    validation seed saved: `pacml.policies.planning.select`)."""
     if pool == "test" and any(p.startswith("rollout") for p in exp.baselines):
         return True
     trains_here = pool == "train" or exp.reference
-    return trains_here and imitation_iterations > 0
+    teacher = cfg.imitation.teacher_base_policy
+    teacher_tuned = teacher == "tuned" or teacher == "planning" and cfg.planning.base_policy == "tuned"
+    return trains_here and cfg.imitation.iterations > 0 and teacher_tuned
+
+
+def tunes_base(cfg: Config, name: str, pool: str) -> bool:
+    """The ``experiment_select`` rule's ``tune_base`` for experiment ``name``'s ``pool``."""
+    return plans_on(experiment(cfg, name), pool, pool_config(cfg, name, pool))
 
 
 def experiments(cfg: Config) -> dict[str, ExperimentConfig]:
@@ -146,8 +155,6 @@ def pool_config(cfg: Config, name: str, pool: str, source: str = "config.yaml") 
         where = f"experiments.{parent}.train_overrides"
         _set_keys(data, exp.train_overrides, where, source)
     data["graphs"]["models"] = [graph_name(s) for s in model_specs(cfg, exp, pool)]
-    if not plans_on(exp, pool, data["imitation"]["iterations"]) and data["planning"]["base_policy"] == "tuned":
-        data["planning"]["base_policy"] = "best_fixed"  # nothing plans here: no tuning of the planners' base
     data["figures"]["load_sweep_dist"] = None  # the experiments draw no load sweep
     data["workflow"]["distributions"] = list(
         dict.fromkeys([*exp.distributions, *([exp.train_distribution] if exp.train_distribution else [])])

@@ -61,7 +61,8 @@ def read_selection(path: str | Path | None) -> Selection | None:
     if path is None:
         return None
     data = json.loads(Path(path).read_text())
-    return Selection(int(data["fixed_degree"]), str(data["rollout_base"]))
+    base = data["rollout_base"]
+    return Selection(int(data["fixed_degree"]), None if base is None else str(base))
 
 
 def evaluate(
@@ -179,13 +180,14 @@ def simulate(
     return row
 
 
-def select_on_validation(graphs_dir, cfg: Config, dist: str, out_json: str | Path) -> dict:
+def select_on_validation(graphs_dir, cfg: Config, dist: str, out_json: str | Path, tune_base: bool = True) -> dict:
     """The ``select`` rule: best_fixed's degree and the planners' base policy for ``dist``,
-    chosen on ``workflow.validation_seeds`` (never test seeds), with the rates behind them."""
+    chosen on ``workflow.validation_seeds`` (never test seeds), with the rates behind them
+    (``tune_base``: see `pacml.policies.planning.select`)."""
     from pacml.policies.planning import select
 
     seeds = list(cfg.workflow.validation_seeds)
-    chosen, report = select(build_model(graphs_dir, cfg), dist, seeds)
+    chosen, report = select(build_model(graphs_dir, cfg), dist, seeds, tune_base)
     result = {
         "dist": dist,
         "fixed_degree": chosen.fixed_degree,

@@ -5,7 +5,8 @@ from pathlib import Path
 from pacml.config import (GRAPH_KEYS, SELECTION_KEYS, config_digest, config_from_dict, evaluation_keys,
                           leaf_keys, normalise_cli_values, resolve_scale, section_hash, training_keys)
 from pacml.experiments import (TRANSFER, check_experiments, experiment, experiment_policies, experiments,
-                               model_specs, pool_inputs, reuses_main, sweep_settings, transfer_checkpoint)
+                               model_specs, pool_inputs, reuses_main, sweep_settings, transfer_checkpoint,
+                               tunes_base)
 from pacml.policies.base import SEEDLESS
 from pacml.workflow import check_workflow_inputs
 from snakemake.utils import validate

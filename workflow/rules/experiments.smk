@@ -35,6 +35,7 @@ rule experiment_select:
         "results/experiments/{exp}/{pool}/{xdist}/selection.json",
     params:
         config_hash=lambda w: section_hash(_cfg(w), *SELECTION_KEYS),
+        tune_base=lambda w: tunes_base(CFG, w.exp, w.pool),  # only where a planner or a teacher reads it
     log:
         "results/logs/experiments/{exp}/select_{pool}_{xdist}.log",
     benchmark:

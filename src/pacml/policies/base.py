@@ -46,8 +46,9 @@ class Selection:
 
     fixed_degree: int
     """best_fixed's degree."""
-    rollout_base: str
-    """The planners' base policy (a `pacml.sim.lookahead.base_rule` name, e.g. fixed-4)."""
+    rollout_base: str | None
+    """The planners' base policy (a `pacml.sim.lookahead.base_rule` name, e.g. fixed-4); None
+    where the selection left a ``tuned`` base undecided, as nothing there plans with it."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,11 @@ def make_policy(
         from pacml.policies.planning import Rollout
 
         cfg = context.model.cfg.planning
+        if chosen.rollout_base is None:
+            raise UnknownNameError(
+                f"policy {name!r}: its selection left the planners' tuned base undecided "
+                "(select with tune_base=True: an experiment tunes it where a planner is among its baselines)"
+            )
         return Rollout(context.model, context.dist, cfg, chosen.rollout_base, clairvoyant=name == "rollout_clairvoyant")
     if name == "pacml":
         if checkpoint is None:

@@ -49,9 +49,11 @@ def best_fixed_degree(model: ClusterModel, dist: str, seeds) -> tuple[int, dict[
     return best, table
 
 
-def select(model: ClusterModel, dist: str, seeds) -> tuple[Selection, dict]:
+def select(model: ClusterModel, dist: str, seeds, tune_base: bool = True) -> tuple[Selection, dict]:
     """best_fixed's degree and the planners' base policy, chosen on ``seeds``; and the
-    blocking rates behind both choices."""
+    blocking rates behind both choices. ``tune_base=False``: where nothing reads a tuned base
+    (no planner is evaluated, no teacher plans with it), ``tuned`` is left undecided (None)
+    instead of costing three rollouts per seed."""
     from pacml.evaluation import run_episode
 
     degree, table = best_fixed_degree(model, dist, seeds)
@@ -59,6 +61,8 @@ def select(model: ClusterModel, dist: str, seeds) -> tuple[Selection, dict]:
     base = model.cfg.planning.base_policy
     if base == "best_fixed":
         base = f"fixed-{degree}"
+    elif base == "tuned" and not tune_base:
+        base = None
     elif base == "tuned":
         by_base = {}
         for k in sorted(table, key=lambda k: (table[k], k))[:3]:

@@ -61,8 +61,8 @@ def transfer_times_s(pg: PartitionedGraph, placement: Placement, topo: RampTopol
     memo: dict[tuple, float] = {}
 
     def collective(total: float, servers: np.ndarray) -> float:
-        xyz = coords[servers]
-        key = (total, len(np.unique(xyz[:, 0])), len(np.unique(xyz[:, 1])), len(np.unique(xyz[:, 2])))
+        c, r, s = coords[servers].T.tolist()  # a handful of servers: sets beat np.unique
+        key = (total, len(set(c)), len(set(r)), len(set(s)))
         if key not in memo:
             memo[key] = all_reduce_time_s(total, key[1], key[2], key[3], cfg)
         return memo[key]
@@ -85,10 +85,15 @@ def transfer_times_s(pg: PartitionedGraph, placement: Placement, topo: RampTopol
     sync = np.flatnonzero(pg.is_sync & cross)
     if len(sync):
         differ = coords[s_src[sync]] != coords[s_dst[sync]]
-        keys = np.column_stack([pg.size_bytes[sync], differ])
-        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+        # one key per (size, differing coordinates): an integer, as np.unique(axis=0) sorts
+        # its rows as opaque bytes, slowly (a fifth of a 256-worker episode)
+        sizes, size_idx = np.unique(pg.size_bytes[sync], return_inverse=True)
+        keys, inverse = np.unique(size_idx * 8 + differ @ np.array([4, 2, 1]), return_inverse=True)
         times = np.array(
-            [all_reduce_time_s(2 * size, 1 + int(g), 1 + int(r), 1 + int(d), cfg) for size, g, r, d in uniq]
+            [
+                all_reduce_time_s(2 * sizes[k >> 3], 1 + (k >> 2 & 1), 1 + (k >> 1 & 1), 1 + (k & 1), cfg)
+                for k in keys.tolist()
+            ]
         )
         dur[sync] = times[inverse.ravel()]
     return dur

@@ -171,7 +171,9 @@ def make_teacher(cfg: Config, model: ClusterModel, dist: str, selection=None) ->
     )
     base = cfg.planning.base_policy if im.teacher_base_policy == "planning" else im.teacher_base_policy
     if base in ("best_fixed", "tuned"):
-        reusable = selection is not None and (base == "best_fixed" or cfg.planning.base_policy == "tuned")
+        reusable = selection is not None and (
+            base == "best_fixed" or cfg.planning.base_policy == "tuned" and selection.rollout_base is not None
+        )
         if not reusable:
             own = dataclasses.replace(cfg, planning=dataclasses.replace(cfg.planning, base_policy=base))
             selection = PolicyContext(ClusterModel(model.graphs, own, model.cache, model.trace), dist).chosen()
