@@ -239,6 +239,42 @@ def test_the_planners_base_is_tuned_only_where_something_reads_it(text, teacher,
     assert tunes_base(no_imitation, "e", "test") is ("rollout" in text)
 
 
+def test_a_seedless_policy_plays_once_and_writes_what_each_replicate_would(tmp_path, monkeypatch):
+    import pacml.policies.base
+    from pacml.experiments import evaluate_replicates
+    from pacml.graphs.pipedream import write_pipedream
+
+    from conftest import TOY_CLUSTER, chain_graph
+
+    write_pipedream(chain_graph("toy", 3, 2e-3, 2e8), tmp_path / "toy.txt")
+    cfg = _experiment(
+        "{test_models: [pipedream:toy], train_in: main, reference: false}",
+        f"graphs.pipedream_dir={tmp_path}", "workflow.test_seeds=[100, 101]", *TOY_CLUSTER,
+    )  # fmt: skip
+
+    def run(policy, tag):
+        outs = [tmp_path / f"{tag}_{policy}_{r}.json" for r in (0, 1, 2)]
+        csvs = [tmp_path / f"{tag}_{policy}_{r}.csv" for r in (0, 1, 2)]
+        rows = evaluate_replicates(cfg, "e", tmp_path, policy, "beta_a", [0, 1, 2], outs, csvs)
+        return rows, [p.read_bytes() for p in outs + csvs]
+
+    for policy in ("para_max", "oracle", "fixed-2"):
+        rows, once = run(policy, "once")
+        assert [(r["replicate"], r["seed"]) for r in rows] == [
+            (0, 100),
+            (0, 101),
+            (1, 100),
+            (1, 101),
+            (2, 100),
+            (2, 101),
+        ]
+        with monkeypatch.context() as m:  # every replicate played on its own
+            m.setattr(pacml.policies.base, "is_seedless", lambda name: False)
+            assert run(policy, "each")[1] == once, policy
+    rows, _ = run("random", "once")  # a policy that draws: its replicates differ
+    assert rows[0]["blocking_rate"] != rows[2]["blocking_rate"] or rows[0]["mean_degree"] != rows[2]["mean_degree"]
+
+
 def test_a_model_with_no_profile_is_named_by_its_key(tmp_path):
     cfg = _experiment("{train_models: [alexnet, nosuchnet]}")
     with pytest.raises(ConfigError, match=r"experiments.e.train_models\[1\]"):
@@ -324,10 +360,8 @@ def test_smoke_experiments_end_to_end(tmp_path):
     planned = snakemake(tmp_path, "-n", *args, config_text=text)
     assert planned.returncode == 0, planned.stderr[-3000:]
     assert job_counts(planned.stdout) == {
-        "experiment_evaluate": 6,  # the agents: reuse's and transfer's pacml_transfer and pacml;
-        # placer's pacml_transfer in each of its two settings
-        "experiment_evaluate_seedless": 4,  # reuse's para_max; transfer's best_fixed; placer's
-        # para_max in each setting (one job for all replicates)
+        "experiment_evaluate": 10,  # one a policy (for all replicates): reuse: pacml_transfer, pacml,
+        # para_max; transfer: the same with best_fixed; placer: pacml_transfer and para_max in each setting
         "experiment_graphs": 6,  # reuse's and transfer's two pools; placer's settings' test pools
         "experiment_select": 3,  # reuse's mixture; transfer's two pools
         "experiment_summary": 4,

@@ -295,34 +295,7 @@ def reuses_main(cfg: Config, name: str, what: str = "agents") -> bool:
     )
 
 
-def evaluate_policy(
-    cfg: Config,
-    name: str,
-    graphs_dir,
-    policy: str,
-    dist: str,
-    replicate: int,
-    out,
-    records_csv,
-    checkpoint=None,
-    selection=None,
-) -> list[dict]:
-    """The ``experiment_evaluate`` rule: ``policy`` on the test pool's test seeds (``pacml_transfer``
-    is the agent under test, run from its checkpoint like ``pacml``)."""
-    from pacml.runs import evaluate, write_json
-
-    test = pool_config(cfg, name, "test")
-    runs_as = "pacml" if policy == TRANSFER else policy
-    rows = evaluate(
-        graphs_dir, runs_as, dist, test.workflow.test_seeds, test, checkpoint=checkpoint, replicate=replicate,
-        records_csv=records_csv, selection=selection,
-    )  # fmt: skip
-    rows = [{**r, "policy": policy, "experiment": name} for r in rows]
-    write_json(out, rows)
-    return rows
-
-
-def evaluate_seedless(
+def evaluate_replicates(
     cfg: Config,
     name: str,
     graphs_dir,
@@ -331,26 +304,38 @@ def evaluate_seedless(
     replicates,
     outs,
     records_csvs,
+    checkpoints=(),
     selection=None,
 ) -> list[dict]:
-    """The ``experiment_evaluate_seedless`` rule: a policy that never draws from its generator
-    (`pacml.policies.base.is_seedless`) plays the test seeds once, and each replicate's files
-    are that run labelled with its number: what ``evaluate_policy`` writes for each replicate,
-    to the last digit, at a third of the cost for three replicates."""
+    """The ``experiment_evaluate`` rule: ``policy`` on the test pool's test seeds, once per
+    replicate (an agent from that replicate's checkpoint, ``pacml_transfer`` being the agents
+    under test; a stochastic policy with that replicate's generator). A policy that never
+    draws from its generator (`pacml.policies.base.is_seedless`) plays once, and each
+    replicate's files are that run labelled with its number: what separate runs write, to the
+    last digit."""
     from pacml.policies.base import PolicyContext, is_seedless, make_policy
     from pacml.runs import build_model, play, write_evaluation
+    from pacml.sim.workload import get_distribution
 
-    if not is_seedless(policy):
-        raise ValueError(f"policy {policy!r} draws from its generator: evaluate each replicate")
     test = pool_config(cfg, name, "test")
+    get_distribution(test.distributions, dist)
     model = build_model(graphs_dir, test)
-    pol = make_policy(policy, None, test.cluster.max_degree, PolicyContext(model, dist, selection))
-    rows, records = play(model, pol, dist, test.workflow.test_seeds, replicates[0])
+    context = PolicyContext(model, dist, selection)
+    runs_as = "pacml" if policy == TRANSFER else policy
+    seeds, max_degree = test.workflow.test_seeds, test.cluster.max_degree
+    once = (
+        play(model, make_policy(runs_as, None, max_degree, context), dist, seeds, 0) if is_seedless(runs_as) else None
+    )
     out_rows = []
-    for r, out, csv in zip(replicates, outs, records_csvs, strict=True):
-        labelled = [{**row, "replicate": r, "policy": policy, "experiment": name} for row in rows]
-        write_evaluation(labelled, [{**rec, "replicate": r} for rec in records], out, csv)
-        out_rows += labelled
+    for i, (r, out, csv) in enumerate(zip(replicates, outs, records_csvs, strict=True)):
+        if once is not None:
+            rows, records = ([{**x, "replicate": r} for x in part] for part in once)
+        else:
+            checkpoint = checkpoints[i] if checkpoints else None
+            rows, records = play(model, make_policy(runs_as, checkpoint, max_degree, context), dist, seeds, r)
+        rows = [{**row, "policy": policy, "experiment": name} for row in rows]
+        write_evaluation(rows, records, out, csv)
+        out_rows += rows
     return out_rows
 
 

@@ -7,7 +7,6 @@ from pacml.config import (GRAPH_KEYS, SELECTION_KEYS, config_digest, config_from
 from pacml.experiments import (TRANSFER, check_experiments, experiment, experiment_policies, experiments,
                                model_specs, pool_inputs, reuses_main, sweep_settings, transfer_checkpoint,
                                tunes_base)
-from pacml.policies.base import SEEDLESS
 from pacml.workflow import check_workflow_inputs
 from snakemake.utils import validate
 
@@ -95,27 +94,21 @@ wildcard_constraints:
     xpolicy=r"[A-Za-z0-9][A-Za-z0-9_-]*",
 
 
-# a policy that never draws from its generator runs once for all replicates
-# (pacml.policies.base.is_seedless); the others, once per replicate. The lookahead reads the
-# evaluation files' name, <policy>_seed<N>: a pattern's "$" never holds mid-path
-SEEDLESS_POLICY = "|".join([*sorted(SEEDLESS), r"fixed-\d+"])
-DRAWING_POLICY = rf"(?!(?:{SEEDLESS_POLICY})_seed\d)[A-Za-z0-9][A-Za-z0-9_-]*"
-
-
 def _cfg(w):
     """The config of an experiment's jobs on one pool."""
     return EXPERIMENT_CFG[(w.exp, w.pool)]
 
 
-def experiment_checkpoint(w):
-    """The agents under test learnt on the training pool; the reference, on the test pool
-    (the main workflow's agents where nothing they read differs)."""
+def experiment_checkpoints(w):
+    """The agents an evaluation runs, one a replicate (training seed): the agents under test
+    learnt on the training pool; the reference, on the test pool (the main workflow's agents
+    where nothing they read differs). None for a baseline."""
     if w.xpolicy == TRANSFER:
-        return transfer_checkpoint(CFG, w.exp, w.xdist, w.seed)
+        return [transfer_checkpoint(CFG, w.exp, w.xdist, seed) for seed in SEEDS]
     if w.xpolicy == "pacml":
         if REUSES_MAIN[(w.exp, "agents")]:
-            return f"results/{w.xdist}/train/seed{w.seed}/best.pt"
-        return f"results/experiments/{w.exp}/test/{w.xdist}/train/seed{w.seed}/best.pt"
+            return [f"results/{w.xdist}/train/seed{seed}/best.pt" for seed in SEEDS]
+        return [f"results/experiments/{w.exp}/test/{w.xdist}/train/seed{seed}/best.pt" for seed in SEEDS]
     return []
 
 

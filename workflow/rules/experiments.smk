@@ -77,41 +77,14 @@ rule experiment_train:
 
 rule experiment_evaluate:
     message:
-        "Experiment {wildcards.exp}: {wildcards.xpolicy} on the test pool, {wildcards.xdist}, replicate {wildcards.seed}"
-    wildcard_constraints:
-        xpolicy=DRAWING_POLICY,  # the seedless ones: experiment_evaluate_seedless
-    input:
-        graphs="results/experiments/{exp}/test/graphs",
-        checkpoint=experiment_checkpoint,
-        selection=experiment_selection,
-    output:
-        metrics="results/experiments/{exp}/test/{xdist}/eval/{xpolicy}_seed{seed}.json",
-        jobs="results/experiments/{exp}/test/{xdist}/eval/{xpolicy}_seed{seed}_jobs.csv",
-    params:
-        config_hash=experiment_evaluation_hash,
-    log:
-        "results/logs/experiments/{exp}/evaluate_{xdist}_{xpolicy}_seed{seed}.log",
-    benchmark:
-        "results/benchmarks/experiments/{exp}/evaluate_{xdist}_{xpolicy}_seed{seed}.tsv"
-    threads: 1
-    resources:
-        mem_mb=2000,
-    conda:
-        "../../envs/pacml.yaml"
-    script:
-        "../scripts/experiment_evaluate.py"
-
-
-rule experiment_evaluate_seedless:
-    message:
-        "Experiment {wildcards.exp}: {wildcards.xpolicy} on the test pool, {wildcards.xdist}, once for replicates "
+        "Experiment {wildcards.exp}: {wildcards.xpolicy} on the test pool, {wildcards.xdist}, replicates "
         + ", ".join(map(str, SEEDS))
-    wildcard_constraints:
-        xpolicy=SEEDLESS_POLICY,  # never draws from its generator: every replicate is the same run
     input:
         graphs="results/experiments/{exp}/test/graphs",
+        checkpoints=experiment_checkpoints,
         selection=experiment_selection,
     output:
+        # one job a policy: a seedless one plays once for every replicate, an agent loads torch once
         metrics=expand("results/experiments/{{exp}}/test/{{xdist}}/eval/{{xpolicy}}_seed{seed}.json", seed=SEEDS),
         jobs=expand("results/experiments/{{exp}}/test/{{xdist}}/eval/{{xpolicy}}_seed{seed}_jobs.csv", seed=SEEDS),
     params:
@@ -127,7 +100,7 @@ rule experiment_evaluate_seedless:
     conda:
         "../../envs/pacml.yaml"
     script:
-        "../scripts/experiment_evaluate_seedless.py"
+        "../scripts/experiment_evaluate.py"
 
 
 rule experiment_summary:

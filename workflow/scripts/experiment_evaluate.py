@@ -1,18 +1,18 @@
-from pacml.experiments import evaluate_policy
+from pacml.experiments import evaluate_replicates
 from pacml.runs import read_selection
 from pacml.workflow import config_for_workflow, setup_job
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 setup_job(sm)
-evaluate_policy(
+evaluate_replicates(
     config_for_workflow(sm.config),
     sm.wildcards.exp,
     sm.input.graphs,
     sm.wildcards.xpolicy,
     sm.wildcards.xdist,
-    int(sm.wildcards.seed),
+    sm.params.replicates,
     sm.output.metrics,
     sm.output.jobs,
-    checkpoint=sm.input.checkpoint or None,
+    checkpoints=list(sm.input.checkpoints),
     selection=read_selection(sm.input.selection or None),
 )
