@@ -102,7 +102,7 @@ def _cfg(w):
 def experiment_checkpoints(w):
     """The agents an evaluation runs, one a replicate (training seed): the agents under test
     learnt on the training pool; the reference, on the test pool (the main workflow's agents
-    where nothing they read differs). None for a baseline."""
+    where nothing they read differs); none for a baseline."""
     if w.xpolicy == TRANSFER:
         return [transfer_checkpoint(CFG, w.exp, w.xdist, seed) for seed in SEEDS]
     if w.xpolicy == "pacml":
