@@ -49,9 +49,7 @@ def plans_on(exp: ExperimentConfig, pool: str, cfg: Config) -> bool:
     if pool == "test" and any(p.startswith("rollout") for p in exp.baselines):
         return True
     trains_here = pool == "train" or exp.reference
-    teacher = cfg.imitation.teacher_base_policy
-    teacher_tuned = teacher == "tuned" or teacher == "planning" and cfg.planning.base_policy == "tuned"
-    return trains_here and cfg.imitation.iterations > 0 and teacher_tuned
+    return trains_here and cfg.imitation.iterations > 0 and cfg.teacher_base == "tuned"
 
 
 def tunes_base(cfg: Config, name: str, pool: str) -> bool:

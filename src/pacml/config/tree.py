@@ -104,5 +104,12 @@ class Config:
     def load_sweep_dist(self) -> str:
         return self.figures.load_sweep_dist or self.workflow.distributions[0]
 
+    @property
+    def teacher_base(self) -> str:
+        """The base policy the imitation teacher continues with: ``imitation.teacher_base_policy``,
+        or ``planning.base_policy`` where that says ``planning``."""
+        own = self.imitation.teacher_base_policy
+        return self.planning.base_policy if own == "planning" else own
+
 
 # Sections kept verbatim; registered here so unknown top-level keys still fail.

@@ -169,7 +169,7 @@ def make_teacher(cfg: Config, model: ClusterModel, dist: str, selection=None) ->
         horizon=im.teacher_horizon or cfg.planning.horizon,
         num_futures=im.teacher_futures or cfg.planning.num_futures,
     )
-    base = cfg.planning.base_policy if im.teacher_base_policy == "planning" else im.teacher_base_policy
+    base = cfg.teacher_base
     if base in ("best_fixed", "tuned"):
         reusable = selection is not None and (
             base == "best_fixed" or cfg.planning.base_policy == "tuned" and selection.rollout_base is not None
