@@ -36,14 +36,26 @@ class ClusterState:
     next_seq: int
 
 
+class ByFreeCount:
+    """A base rule whose degree depends on the count of free servers alone (``fixed-K``,
+    ``sequential``, ``para_max``): a table lookup that `blocked_after` reads inline."""
+
+    def __init__(self, degree_by_free: list[int]):
+        self.degree_by_free = degree_by_free
+
+    def __call__(self, g: int, beta: float, free_mask: int) -> int:
+        return self.degree_by_free[free_mask.bit_count()]
+
+
 def base_rule(name: str, model: ClusterModel) -> BaseRule:
     """The continuation policy ``name`` (``fixed-K``, ``sequential``, ``para_max``, ``para_min``)
     as a function of the state alone, with the same choices as the baselines of that name."""
     placeable = sorted(a for a in model.placeable if a <= model.max_degree)
+    counts = range(model.topology.num_workers + 1)
     # largest valid degree for each count of free servers
-    largest = [max((a for a in placeable if a <= n), default=0) for n in range(model.topology.num_workers + 1)]
+    largest = [max((a for a in placeable if a <= n), default=0) for n in counts]
     if name == "para_max":
-        return lambda g, beta, free_mask: largest[free_mask.bit_count()]
+        return ByFreeCount(largest)
     if name == "para_min":
         seq = [float(x) for x in model.sequential_jct_s]
 
@@ -59,7 +71,7 @@ def base_rule(name: str, model: ClusterModel) -> BaseRule:
     k = 1 if name == "sequential" else _fixed_degree(name)
     if k is not None:
         ok = k in placeable
-        return lambda g, beta, free_mask: k if ok and k <= free_mask.bit_count() else 0
+        return ByFreeCount([k if ok and k <= n else 0 for n in counts])
     from pacml.errors import UnknownNameError
 
     raise UnknownNameError(f"unknown base policy {name!r}; known: para_max, para_min, sequential, fixed-K")
@@ -70,6 +82,9 @@ def _fixed_degree(name: str) -> int | None:
     if name.startswith(prefix) and name[len(prefix) :].isdigit():
         return int(name[len(prefix) :])
     return None
+
+
+_MISSING = object()
 
 
 def blocked_after(
@@ -91,9 +106,11 @@ def blocked_after(
     None: each graph's own."""
     horizon = model.cfg.workload.horizon_s
     paper = model.cfg.workload.horizon_accounting == "paper"
-    seq = model.sequential_jct_s
+    seq = model.sequential_jct_s.tolist()  # Python floats: the same values, faster arithmetic
     n_graph_steps = model.num_training_steps
     allocate = model.allocate
+    cached = model.cache.placements.get  # allocate's own cache, read inline: the hot path
+    table = base.degree_by_free if isinstance(base, ByFreeCount) else None
     free = state.free_mask
     heap = list(state.departures)  # sorted, hence a valid heap
     n = state.next_seq
@@ -107,15 +124,17 @@ def blocked_after(
         if a == 0 or a > free.bit_count():
             blocked += 1
         else:
-            alloc = allocate(g, a, free)
+            alloc = cached((g, a, free), _MISSING)
+            if alloc is _MISSING:
+                alloc = allocate(g, a, free)
             if steps is None:
                 jct = None if alloc is None else alloc.step.step_time_s * n_graph_steps[g]
-                limit = b * seq[g]
+                required_s = b * seq[g]
             else:
                 k = n_steps[i + 1]
                 jct = None if alloc is None else alloc.step.step_time_s * k
-                limit = b * step_s[g] * k
-            if jct is None or jct > limit:
+                required_s = b * step_s[g] * k
+            if jct is None or jct > required_s:
                 blocked += 1
             else:
                 if paper and t + jct > horizon:
@@ -132,4 +151,4 @@ def blocked_after(
         while heap and heap[0][0] <= t:
             free |= heapq.heappop(heap)[2]
         g, b = graphs[i], betas[i]
-        a = base(g, b, free)
+        a = table[free.bit_count()] if table is not None else base(g, b, free)

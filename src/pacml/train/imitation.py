@@ -200,7 +200,7 @@ def imitate(
     teacher = make_teacher(cfg, model, dist, selection)
     rng = np.random.default_rng(np.random.SeedSequence((IMITATION_SEED_NAMESPACE, seed)))
     gen = torch.Generator().manual_seed(seed)
-    opt = torch.optim.Adam(net.actor.parameters(), lr=im.learning_rate)
+    opt = torch.optim.Adam(net.actor.parameters(), lr=im.learning_rate, foreach=True)  # one kernel per op, same numbers
     data = Dataset()
     history, best = [], (float("inf"), None)
     share = 1.0
