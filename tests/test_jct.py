@@ -352,3 +352,22 @@ def test_a_group_that_is_no_collective_leaves_the_next_group_one():
     one = float(transfer_time_s(1e6, TOPO.cfg.channel_bandwidth_bytes_per_s, TOPO.cfg))
     assert dur[:2].tolist() == [one, one]
     assert dur[2:].tolist() == [all_reduce_time_s(2e6, 1, 1, 2, TOPO.cfg)] * 2
+
+
+def test_a_collective_counts_the_distinct_groups_racks_and_servers_it_touches():
+    """Group 0: sub-ops on servers (0,0,0), (1,0,0) and (1,0,1) send round a cycle, so sources
+    and destinations are the same servers: a collective over 2 communication groups, 1 rack
+    index and 2 server indices. Group 1: (0,0,0) and (0,1,0) swap: 1 group, 2 racks, 1 server.
+    Each transfer takes the all-reduce time of its group's total bytes over those counts."""
+    a, b, c = TOPO.index(0, 0, 0), TOPO.index(1, 0, 0), TOPO.index(1, 0, 1)
+    d = TOPO.index(0, 1, 0)
+    pg = hand_graph(
+        [1.0] * 5,
+        [(0, 1), (1, 2), (2, 0), (3, 4), (4, 3)],
+        size_bytes=[1e6, 2e6, 3e6, 5e6, 5e6],
+        group=[0, 0, 0, 1, 1],
+    )
+    dur = transfer_times_s(pg, hand_placement([a, b, c, a, d]), TOPO)
+    assert dur[:3].tolist() == [all_reduce_time_s(6e6, 2, 1, 2, TOPO.cfg)] * 3
+    assert dur[3:].tolist() == [all_reduce_time_s(1e7, 1, 2, 1, TOPO.cfg)] * 2
+    assert all_reduce_time_s(6e6, 2, 1, 2, TOPO.cfg) != all_reduce_time_s(6e6, 1, 2, 2, TOPO.cfg)

@@ -13,6 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
+from pacml.cluster.comms import all_reduce_time_s
 from pacml.config import ClusterConfig
 from pacml.errors import ConfigError
 
@@ -89,6 +90,20 @@ class RampTopology:
         out = np.stack([idx // (self.R * self.S), (idx // self.S) % self.R, idx % self.S], axis=1)
         out.setflags(write=False)
         return out
+
+    @cached_property
+    def _all_reduce_memo(self) -> dict[tuple[float, int, int, int], float]:
+        return {}
+
+    def all_reduce_time_s(self, total_bytes: float, groups: int, racks: int, servers: int) -> float:
+        """`pacml.cluster.comms.all_reduce_time_s` on this cluster, memoised: a pure function
+        of its arguments that every step simulation asks for the same few sizes."""
+        key = (total_bytes, groups, racks, servers)
+        memo = self._all_reduce_memo
+        t = memo.get(key)
+        if t is None:
+            t = memo[key] = all_reduce_time_s(total_bytes, groups, racks, servers, self.cfg)
+        return t
 
     def shapes(self, n: int) -> tuple[Shape, ...]:
         return block_shapes(n, self.C, self.R, self.S)  # () when n > num_workers: no shape fits

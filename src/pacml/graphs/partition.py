@@ -12,6 +12,7 @@ but gate no op (ddls B5 fixed).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -73,6 +74,61 @@ class PartitionedGraph:
     @property
     def total_dep_size_bytes(self) -> float:
         return float(self.size_bytes.sum())
+
+    @cached_property
+    def out_edges(self) -> OutEdges:
+        """Every sub-op's outgoing sub-dependencies (CSR, stable by id) and its count of
+        non-sync inputs: what a step simulation walks, laid out once."""
+        order = np.argsort(self.src, kind="stable")
+        n = self.num_sub_ops
+        return OutEdges(
+            order,
+            np.searchsorted(self.src[order], np.arange(n + 1)).tolist(),
+            self.dst[order].tolist(),
+            self.is_sync[order].tolist(),
+            tuple(np.bincount(self.dst[~self.is_sync], minlength=n).tolist()),
+        )
+
+    @cached_property
+    def transfer_groups(self) -> TransferGroups:
+        """The sub-dependencies of every transfer group, laid out once (placement-free)."""
+        order = np.argsort(self.group, kind="stable")
+        order = order[self.group[order] >= 0]  # sync and ungrouped dependencies are in none
+        g = self.group[order]
+        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if len(g) else np.zeros(0, dtype=np.int64)
+        bounds = np.r_[starts, len(order)]
+        # each group's total size, summed as np.sum sums it (pairwise) over its ascending indices
+        totals = [float(self.size_bytes[order[a:b]].sum()) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+        position = np.repeat(np.arange(len(starts)), np.diff(bounds))
+        return TransferGroups(order, starts, position, totals)
+
+
+@dataclass(frozen=True)
+class OutEdges:
+    """The sub-dependencies of a `PartitionedGraph` by source sub-op."""
+
+    order: np.ndarray
+    """Sub-dependency ids by source sub-op (stable)."""
+    starts: list[int]
+    """Sub-op i's out-edges are ``order[starts[i]:starts[i + 1]]``."""
+    dst: list[int]
+    is_sync: list[bool]
+    waiting: tuple[int, ...]
+    """Each sub-op's count of non-sync inputs."""
+
+
+@dataclass(frozen=True)
+class TransferGroups:
+    """The grouped sub-dependencies of a `PartitionedGraph`, group by group."""
+
+    deps: np.ndarray
+    """Sub-dependency ids, by group and then ascending."""
+    starts: np.ndarray
+    """Where each group begins in ``deps``."""
+    position: np.ndarray
+    """Each entry of ``deps``: its group's position (0, 1, ...)."""
+    total_size_bytes: list[float]
+    """Each group's total size."""
 
 
 def partition(

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pacml.cluster.comms import all_reduce_time_s, transfer_time_s
+from pacml.cluster.comms import transfer_time_s
 from pacml.cluster.placement import Placement
 from pacml.cluster.topology import RampTopology
 from pacml.graphs.partition import PartitionedGraph
@@ -58,28 +58,33 @@ def transfer_times_s(pg: PartitionedGraph, placement: Placement, topo: RampTopol
     # comms.one_to_one_time_s over every cross-server dependency at once
     dur[cross] = transfer_time_s(pg.size_bytes[cross], cfg.channel_bandwidth_bytes_per_s, cfg)
     coords = topo.coords
-    memo: dict[tuple, float] = {}
-
-    def collective(total: float, servers: np.ndarray) -> float:
-        c, r, s = coords[servers].T.tolist()  # a handful of servers: sets beat np.unique
-        key = (total, len(set(c)), len(set(r)), len(set(s)))
-        if key not in memo:
-            memo[key] = all_reduce_time_s(total, key[1], key[2], key[3], cfg)
-        return memo[key]
-
-    # transfer groups (sync dependencies are in none: partition gives them group -1)
-    groups = pg.group
-    order = np.argsort(groups, kind="stable")
-    bounds = np.flatnonzero(np.diff(groups[order])) + 1
-    for idx in np.split(order, bounds):
-        if len(idx) == 0 or groups[idx[0]] < 0:
-            continue
-        if not np.array_equal(np.sort(s_src[idx]), np.sort(s_dst[idx])):
-            continue  # not a collective: the one-to-one times stand
-        sel = idx[cross[idx]]
-        if len(sel):  # the transfers that cross servers take the collective's time
-            touched = np.unique(np.concatenate([s_src[idx], s_dst[idx]]))
-            dur[sel] = collective(float(pg.size_bytes[idx].sum()), touched)
+    all_reduce = topo.all_reduce_time_s  # memoised on the topology
+    tg = pg.transfer_groups  # the groups (sync dependencies are in none: partition gives them -1)
+    if len(tg.deps):
+        # a group is a collective when its source servers and destination servers are the
+        # same multiset: sorted by (group, server), the two agree entry by entry
+        a, b = s_src[tg.deps], s_dst[tg.deps]
+        width = topo.num_workers
+        key_src = np.sort(tg.position * width + a)
+        key_dst = np.sort(tg.position * width + b)
+        collective = np.add.reduceat(key_src != key_dst, tg.starts) == 0
+        crossing = np.add.reduceat(cross[tg.deps], tg.starts) > 0
+        chosen = collective & crossing  # the transfers that cross servers take its time
+        if chosen.any():
+            # servers the group touches (its sources: the same set as its destinations),
+            # then how many distinct communication groups, racks and servers among them
+            first = np.r_[True, key_src[1:] != key_src[:-1]]
+            touched = key_src[first]
+            group_of, server = touched // width, touched % width
+            distinct = []
+            for col in range(3):
+                pairs = np.unique(group_of * width + coords[server, col])
+                distinct.append(np.bincount(pairs // width, minlength=len(tg.starts)).tolist())
+            time_of = np.zeros(len(tg.starts))
+            for j in np.flatnonzero(chosen).tolist():
+                time_of[j] = all_reduce(tg.total_size_bytes[j], distinct[0][j], distinct[1][j], distinct[2][j])
+            take = chosen[tg.position] & cross[tg.deps]
+            dur[tg.deps[take]] = time_of[tg.position[take]]
     # each sync pair is a 2-transfer collective: its time depends only on its size and on
     # which of the (c, r, s) coordinates of the two servers differ
     sync = np.flatnonzero(pg.is_sync & cross)
@@ -90,10 +95,7 @@ def transfer_times_s(pg: PartitionedGraph, placement: Placement, topo: RampTopol
         sizes, size_idx = np.unique(pg.size_bytes[sync], return_inverse=True)
         keys, inverse = np.unique(size_idx * 8 + differ @ np.array([4, 2, 1]), return_inverse=True)
         times = np.array(
-            [
-                all_reduce_time_s(2 * sizes[k >> 3], 1 + (k >> 2 & 1), 1 + (k >> 1 & 1), 1 + (k & 1), cfg)
-                for k in keys.tolist()
-            ]
+            [all_reduce(2 * sizes[k >> 3], 1 + (k >> 2 & 1), 1 + (k >> 1 & 1), 1 + (k & 1)) for k in keys.tolist()]
         )
         dur[sync] = times[inverse.ravel()]
     return dur
@@ -106,55 +108,46 @@ def simulate_step(
     n_sub = pg.num_sub_ops
     compute = (pg.compute_time_s * compute_time_scale).tolist()
     server = placement.sub_op_server.tolist()
-    dur = transfer_times_s(pg, placement, topo)
-    # CSR of out-edges by source sub-op
-    order = np.argsort(pg.src, kind="stable")
-    starts = np.searchsorted(pg.src[order], np.arange(n_sub + 1)).tolist()
-    out_dst = pg.dst[order].tolist()
-    out_dur = dur[order].tolist()
-    out_sync = pg.is_sync[order].tolist()
-    waiting = np.bincount(pg.dst[~pg.is_sync], minlength=n_sub).tolist()
+    edges = pg.out_edges
+    starts, out_dst, out_sync = edges.starts, edges.dst, edges.is_sync
+    out_dur = transfer_times_s(pg, placement, topo)[edges.order].tolist()
+    waiting = list(edges.waiting)
 
     key = list(zip(compute, range(n_sub)))  # static SPT priority
     remaining = list(compute)
     ready_at = [0.0] * n_sub
-    queued: dict[int, list] = {}  # server -> heap of (key, op)
-    running: dict[int, tuple[int, float, int]] = {}  # server -> (op, started, token)
-    events: list[tuple[float, int, int, int]] = []  # (time_s, kind, seq, op)
-    seq = 0
+    queued: list[list] = [[] for _ in range(topo.num_workers)]  # by server: heap of (key, op)
+    running: list[tuple[int, float, int] | None] = [None] * topo.num_workers  # by server: (op, started, token)
+    # (time_s, kind, seq, op): the sub-ops ready at 0, in seq order (a sorted list is a heap)
+    events = [(0.0, _READY, i, op) for i, op in enumerate(op for op in range(n_sub) if waiting[op] == 0)]
+    seq = len(events)
     end = 0.0
     done = 0
-
-    def start(op: int, t: float) -> None:
-        nonlocal seq
-        running[server[op]] = (op, t, seq)
-        heapq.heappush(events, (t + remaining[op], _FINISH, seq, op))
-        seq += 1
-
-    for op in range(n_sub):
-        if waiting[op] == 0:
-            heapq.heappush(events, (0.0, _READY, seq, op))
-            seq += 1
+    push, pop = heapq.heappush, heapq.heappop
     while events:
-        t, kind, token, op = heapq.heappop(events)
+        t, kind, token, op = pop(events)
         w = server[op]
+        cur = running[w]
         if kind == _READY:
-            cur = running.get(w)
             if cur is None:
-                start(op, t)
+                running[w] = (op, t, seq)
+                push(events, (t + remaining[op], _FINISH, seq, op))
+                seq += 1
             elif key[op] < key[cur[0]]:  # preempt
                 remaining[cur[0]] -= t - cur[1]
-                heapq.heappush(queued.setdefault(w, []), (key[cur[0]], cur[0]))
-                start(op, t)
+                push(queued[w], (key[cur[0]], cur[0]))
+                running[w] = (op, t, seq)
+                push(events, (t + remaining[op], _FINISH, seq, op))
+                seq += 1
             else:
-                heapq.heappush(queued.setdefault(w, []), (key[op], op))
+                push(queued[w], (key[op], op))
             continue
-        cur = running.get(w)
         if cur is None or cur[2] != token:
             continue  # a preempted run's stale finish
-        del running[w]
+        running[w] = None
         done += 1
-        end = max(end, t)
+        if t > end:
+            end = t
         for i in range(starts[op], starts[op + 1]):
             arrive = t + out_dur[i]
             if arrive > end:
@@ -166,11 +159,13 @@ def simulate_step(
                 ready_at[c] = arrive
             waiting[c] -= 1
             if waiting[c] == 0:
-                heapq.heappush(events, (ready_at[c], _READY, seq, c))
+                push(events, (ready_at[c], _READY, seq, c))
                 seq += 1
-        q = queued.get(w)
+        q = queued[w]
         if q:
-            _, nxt = heapq.heappop(q)
-            start(nxt, t)
+            nxt = pop(q)[1]
+            running[w] = (nxt, t, seq)
+            push(events, (t + remaining[nxt], _FINISH, seq, nxt))
+            seq += 1
     assert done == n_sub, f"deadlock: {n_sub - done} sub-ops never ran"
     return StepResult(step_time_s=end, compute_busy_s=float(sum(compute)), num_workers=placement.num_workers)
