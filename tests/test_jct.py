@@ -358,16 +358,54 @@ def test_a_collective_counts_the_distinct_groups_racks_and_servers_it_touches():
     """Group 0: sub-ops on servers (0,0,0), (1,0,0) and (1,0,1) send round a cycle, so sources
     and destinations are the same servers: a collective over 2 communication groups, 1 rack
     index and 2 server indices. Group 1: (0,0,0) and (0,1,0) swap: 1 group, 2 racks, 1 server.
-    Each transfer takes the all-reduce time of its group's total bytes over those counts."""
+    Each transfer takes the all-reduce time of its group's total bytes over those counts.
+    Group 2: (0,0,0) and (0,0,1) swap, one way with no bytes: still a collective, whose one
+    crossing transfer takes its time (an empty transfer takes none)."""
     a, b, c = TOPO.index(0, 0, 0), TOPO.index(1, 0, 0), TOPO.index(1, 0, 1)
-    d = TOPO.index(0, 1, 0)
+    d, e = TOPO.index(0, 1, 0), TOPO.index(0, 0, 1)
     pg = hand_graph(
-        [1.0] * 5,
-        [(0, 1), (1, 2), (2, 0), (3, 4), (4, 3)],
-        size_bytes=[1e6, 2e6, 3e6, 5e6, 5e6],
-        group=[0, 0, 0, 1, 1],
+        [1.0] * 7,
+        [(0, 1), (1, 2), (2, 0), (3, 4), (4, 3), (5, 6), (6, 5)],
+        size_bytes=[1e6, 2e6, 3e6, 5e6, 5e6, 7e6, 0.0],
+        group=[0, 0, 0, 1, 1, 2, 2],
     )
-    dur = transfer_times_s(pg, hand_placement([a, b, c, a, d]), TOPO)
+    dur = transfer_times_s(pg, hand_placement([a, b, c, a, d, a, e]), TOPO)
     assert dur[:3].tolist() == [all_reduce_time_s(6e6, 2, 1, 2, TOPO.cfg)] * 3
-    assert dur[3:].tolist() == [all_reduce_time_s(1e7, 1, 2, 1, TOPO.cfg)] * 2
+    assert dur[3:5].tolist() == [all_reduce_time_s(1e7, 1, 2, 1, TOPO.cfg)] * 2
+    assert dur[5:].tolist() == [all_reduce_time_s(7e6, 1, 1, 2, TOPO.cfg), 0.0]
     assert all_reduce_time_s(6e6, 2, 1, 2, TOPO.cfg) != all_reduce_time_s(6e6, 1, 2, 2, TOPO.cfg)
+
+
+def test_a_sync_pair_takes_the_all_reduce_time_of_the_coordinates_its_servers_differ_in():
+    """Sync pairs (both ways between two sub-ops) of four sizes on four server pairs: one
+    differing in server index only, one in rack and server, one in group, rack and server, one
+    in group and rack but not server index. Each takes the 2-transfer all-reduce time of twice
+    its size over 1 or 2 groups, racks and servers as its two servers' coordinates differ."""
+    servers = [
+        TOPO.index(0, 0, 0), TOPO.index(0, 0, 1),
+        TOPO.index(0, 1, 0), TOPO.index(0, 2, 1),
+        TOPO.index(1, 0, 0), TOPO.index(2, 3, 1),
+        TOPO.index(1, 1, 0), TOPO.index(3, 2, 0),
+    ]  # fmt: skip
+    edges = [(0, 1), (1, 0), (2, 3), (3, 2), (4, 5), (5, 4), (6, 7), (7, 6)]
+    sizes = [1e6, 1e6, 2e6, 2e6, 3e6, 3e6, 4e6, 4e6]
+    pg = hand_graph([1.0] * 8, edges, sync=range(8), size_bytes=sizes)
+    dur = transfer_times_s(pg, hand_placement(servers), TOPO)
+    expected = [
+        all_reduce_time_s(2e6, 1, 1, 2, TOPO.cfg),
+        all_reduce_time_s(4e6, 1, 2, 2, TOPO.cfg),
+        all_reduce_time_s(6e6, 2, 2, 2, TOPO.cfg),
+        all_reduce_time_s(8e6, 2, 2, 1, TOPO.cfg),
+    ]
+    assert dur.tolist() == [t for t in expected for _ in range(2)]
+    assert all_reduce_time_s(8e6, 2, 2, 1, TOPO.cfg) != all_reduce_time_s(8e6, 2, 2, 2, TOPO.cfg)
+
+
+def test_two_preemptions_in_a_row_by_hand():
+    """Server 0 holds B (3 s) and E (1 s), server 1 holds A (9 s), C (6 s) and D (2 s), with
+    B -> C -> D (zero-byte: no transfer time). At 0 A starts on server 1 and B on server 0,
+    where E, shorter, preempts it: E 0..1, B 1..4. C, ready at 4, preempts A (5 s left): C
+    4..10, D 10..12, A 12..17. Every run keeps its own token, so no preempted run's stale
+    finish (A's at 9, B's at 3) ends the run that replaced it: the step is 17 s."""
+    result = hand_step([9.0, 3.0, 6.0, 2.0, 1.0], [1, 0, 1, 1, 0], [(1, 2), (2, 3)])  # A, B, C, D, E
+    assert result.step_time_s == 17.0 and result.compute_busy_s == 21.0

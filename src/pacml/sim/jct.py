@@ -71,15 +71,13 @@ def transfer_times_s(pg: PartitionedGraph, placement: Placement, topo: RampTopol
         crossing = np.add.reduceat(cross[tg.deps], tg.starts) > 0
         chosen = collective & crossing  # the transfers that cross servers take its time
         if chosen.any():
-            # servers the group touches (its sources: the same set as its destinations),
-            # then how many distinct communication groups, racks and servers among them
-            first = np.r_[True, key_src[1:] != key_src[:-1]]
-            touched = key_src[first]
-            group_of, server = touched // width, touched % width
+            # how many distinct communication groups, racks and servers each group touches
+            # (its sources are the same servers as its destinations); every group has a source
+            group_of, server = key_src // width, key_src % width
             distinct = []
             for col in range(3):
                 pairs = np.unique(group_of * width + coords[server, col])
-                distinct.append(np.bincount(pairs // width, minlength=len(tg.starts)).tolist())
+                distinct.append(np.bincount(pairs // width).tolist())
             time_of = np.zeros(len(tg.starts))
             for j in np.flatnonzero(chosen).tolist():
                 time_of[j] = all_reduce(tg.total_size_bytes[j], distinct[0][j], distinct[1][j], distinct[2][j])
