@@ -63,12 +63,13 @@ def transfer_times_s(pg: PartitionedGraph, placement: Placement, topo: RampTopol
     if len(tg.deps):
         # a group is a collective when its source servers and destination servers are the
         # same multiset: sorted by (group, server), the two agree entry by entry
-        a, b = s_src[tg.deps], s_dst[tg.deps]
         width = topo.num_workers
-        key_src = np.sort(tg.position * width + a)
-        key_dst = np.sort(tg.position * width + b)
+        offset = tg.position * width
+        key_src = np.sort(offset + s_src[tg.deps])
+        key_dst = np.sort(offset + s_dst[tg.deps])
         collective = np.add.reduceat(key_src != key_dst, tg.starts) == 0
-        crossing = np.add.reduceat(cross[tg.deps], tg.starts) > 0
+        crosses = cross[tg.deps]
+        crossing = np.add.reduceat(crosses, tg.starts) > 0
         chosen = collective & crossing  # the transfers that cross servers take its time
         if chosen.any():
             # how many distinct communication groups, racks and servers each group touches
@@ -81,7 +82,7 @@ def transfer_times_s(pg: PartitionedGraph, placement: Placement, topo: RampTopol
             time_of = np.zeros(len(tg.starts))
             for j in np.flatnonzero(chosen).tolist():
                 time_of[j] = all_reduce(tg.total_size_bytes[j], distinct[0][j], distinct[1][j], distinct[2][j])
-            take = chosen[tg.position] & cross[tg.deps]
+            take = chosen[tg.position] & crosses
             dur[tg.deps[take]] = time_of[tg.position[take]]
     # each sync pair is a 2-transfer collective: its time depends only on its size and on
     # which of the (c, r, s) coordinates of the two servers differ
