@@ -294,5 +294,5 @@ def test_a_planner_samples_futures_at_the_episodes_own_load():
         assert d.interarrival_s != m.interarrival_s  # this episode's load is not the model's
         fut = planner._futures(d, np.random.default_rng(0))
         expected = ((d.job_idx + np.arange(1, 6)) * d.interarrival_s).tolist()
-        assert fut.times_s == [expected, expected]
+        assert fut.times_s.tolist() == [expected, expected]
         assert np.allclose(expected, d.future(5).time_s)  # the true future's times, as a fixed clock gives them

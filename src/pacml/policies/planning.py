@@ -79,12 +79,12 @@ def select(model: ClusterModel, dist: str, seeds, tune_base: bool = True) -> tup
 
 @dataclass(frozen=True)
 class Futures:
-    """K sampled (or one true) continuations: times, graph indices and betas, as lists."""
+    """K sampled (or one true) continuations: times, graph indices and betas, (K, H) arrays."""
 
-    times_s: list[list[float]]
-    graphs: list[list[int]]
-    betas: list[list[float]]
-    steps: list[list[int]] | None = None
+    times_s: np.ndarray
+    graphs: np.ndarray
+    betas: np.ndarray
+    steps: np.ndarray | None = None
     """Each job's training steps (trace arrivals); None: each graph's own."""
 
 
@@ -92,13 +92,31 @@ class Rollout:
     """Look-ahead over sampled futures (or, clairvoyant, the true one); see the module doc."""
 
     def __init__(
-        self, model: ClusterModel, dist: str, cfg: PlanningConfig, base_policy: str, clairvoyant: bool = False
+        self,
+        model: ClusterModel,
+        dist: str,
+        cfg: PlanningConfig,
+        base_policy: str,
+        clairvoyant: bool = False,
+        compiled: bool | None = None,
     ):
+        """``compiled``: count blocked jobs with `pacml.sim.lookahead_jit` (identical scores,
+        about 5 times faster); None: wherever it supports the cluster and base policies."""
         self.name = "rollout_clairvoyant" if clairvoyant else "rollout"
         self.model, self.cfg, self.clairvoyant = model, cfg, clairvoyant
         self.base_policy = base_policy
         self.base = base_rule(base_policy, model)
         self.bases = (self.base, *(base_rule(b, model) for b in cfg.extra_bases))
+        if compiled is None or compiled:
+            from pacml.sim import lookahead_jit
+
+            ok = lookahead_jit.supported(model, self.bases)
+            if compiled and not ok:
+                raise ValueError(
+                    f"the compiled look-ahead needs <= {lookahead_jit.MAX_WORKERS} workers and count-based bases"
+                )
+            compiled = ok
+        self.compiled = compiled
         self.pmf = episode_pmf(model.cfg.distributions, dist, np.random.default_rng(PLANNER_PMF_SEED))
         w = model.cfg.workload
         self._exponential = w.interarrival == "exponential"
@@ -108,8 +126,8 @@ class Rollout:
         h = self.cfg.horizon
         if self.clairvoyant:
             f = d.future(h)
-            steps = None if f.steps is None else [f.steps.tolist()]
-            return Futures([f.time_s.tolist()], [f.graph.tolist()], [f.beta.tolist()], steps)
+            steps = None if f.steps is None else f.steps[None]
+            return Futures(f.time_s[None], f.graph[None], f.beta[None], steps)
         k, ia = self.cfg.num_futures, d.interarrival_s
         trace = self.model.trace_workload
         if self._exponential or trace is not None:  # a trace's future: Poisson at its mean rate
@@ -119,9 +137,9 @@ class Rollout:
         graphs = rng.integers(0, len(self.model.graphs), size=(k, h))
         betas = self.pmf.sample(rng, k * h).reshape(k, h)
         if trace is None:
-            return Futures(times.tolist(), graphs.tolist(), betas.tolist())
+            return Futures(times, graphs, betas)
         steps = rng.choice(trace.steps, size=(k, h))  # the range's step distribution, not its future
-        return Futures(times.tolist(), graphs.tolist(), betas.tolist(), steps.tolist())
+        return Futures(times, graphs, betas, steps)
 
     def scores(self, d: Decision, rng: np.random.Generator) -> dict[int, float]:
         """Mean blocked jobs (this one and the next H) for every valid non-zero degree: over
@@ -134,38 +152,32 @@ class Rollout:
         fut = self._futures(d, rng)
         k = len(fut.times_s)
         steps = None if fut.steps is None else d.num_training_steps
+        # every degree that blocks this job leaves the same cluster: one continuation, as degree 0
+        degrees = [a if d.meets_requirement(a) else 0 for a in candidates]
+        distinct = sorted(set(degrees))
+        if self.compiled:
+            from pacml.sim.lookahead_jit import count_blocked
 
-        def mean_blocked(a: int) -> float:
-            return min(
-                sum(
-                    blocked_after(
-                        m,
-                        state,
-                        g,
-                        d.beta,
-                        a,
-                        fut.times_s[i],
-                        fut.graphs[i],
-                        fut.betas[i],
-                        base,
-                        steps,
-                        None if fut.steps is None else fut.steps[i],
-                    )
-                    for i in range(k)
-                )
-                / k
-                for base in self.bases
+            counts = count_blocked(
+                m, state, g, d.beta, distinct, fut.times_s, fut.graphs, fut.betas, self.bases, steps, fut.steps
             )
+            by_degree = {a: min(int(c.sum()) / k for c in counts[:, j]) for j, a in enumerate(distinct)}
+        else:
+            lists = [x.tolist() for x in (fut.times_s, fut.graphs, fut.betas)]
+            future_steps = [None] * k if fut.steps is None else fut.steps.tolist()
 
-        blocked_now = None  # every degree that blocks this job leaves the same cluster
-        out = {}
-        for a in candidates:
-            if not d.meets_requirement(a):
-                if blocked_now is None:
-                    blocked_now = mean_blocked(0)
-                out[a] = blocked_now
-            else:
-                out[a] = mean_blocked(a)
+            def mean_blocked(a: int) -> float:
+                return min(
+                    sum(
+                        blocked_after(m, state, g, d.beta, a, *(x[i] for x in lists), base, steps, future_steps[i])
+                        for i in range(k)
+                    )
+                    / k
+                    for base in self.bases
+                )
+
+            by_degree = {a: mean_blocked(a) for a in distinct}
+        out = {a: by_degree[x] for a, x in zip(candidates, degrees)}
         self.decisions_planned += 1
         return out
 

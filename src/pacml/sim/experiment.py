@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -47,6 +48,8 @@ class JctCache:
     by_blocks: dict[tuple[int, int, tuple[int, ...]], Allocation | None] = field(default_factory=dict)
     first_blocks: dict[tuple[int, int], int] = field(default_factory=dict)
     step_simulations: int = 0
+    plan_memo: Any = None
+    """The compiled look-ahead's copy of ``placements`` (a numba typed dict; `pacml.sim.lookahead_jit`)."""
 
 
 class ClusterModel:
