@@ -165,10 +165,12 @@ def test_compiled_counts_at_the_horizon_equal_the_python_loop(seed):
 
     m = model("workload.horizon_s=30000")
     rng = np.random.default_rng(seed)
-    steps = 10
-    while not (d := state_after(m, seed, steps)).mask[1:].any():  # a job that can be placed
+    steps, meeting = 10, []
+    while not meeting:  # a job that can be placed and meet its requirement
+        d = state_after(m, seed, steps)
+        meeting = [int(a) for a in np.flatnonzero(d.mask[1:]) + 1 if d.meets_requirement(int(a))]
         steps += 1
-    a = int(np.flatnonzero(d.mask)[1])
+    a = meeting[-1]
     alloc = m.allocate(d.graph_index, a, d.snapshot().free_mask)
     horizon_s = d.time_s + alloc.step.step_time_s * m.num_training_steps[d.graph_index]
     w = dataclasses.replace(m.cfg.workload, horizon_s=horizon_s)
