@@ -30,8 +30,21 @@ def test_importing_pacml_pulls_in_no_heavy_dependency():
         "import sys, pacml, pacml.sim, pacml.sim.engine, pacml.sim.lookahead, pacml.policies.base,"
         " pacml.policies.baselines, pacml.policies.planning, pacml.graphs, pacml.cli, pacml.runs,"
         " pacml.workflow, pacml.tracking, pacml.env.features, pacml.sim.experiment, pacml.config\n"
-        "heavy = [m for m in ('torch', 'dgl', 'mlflow', 'matplotlib') if m in sys.modules]\n"
+        "heavy = [m for m in ('torch', 'dgl', 'mlflow', 'matplotlib', 'numba') if m in sys.modules]\n"
         "print(','.join(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_numba_compiles_against_the_pinned_numpy():
+    """numba 0.60.0 (the compiled look-ahead) supports numpy 1.22-2.0: it loads with this numpy."""
+    import numba
+    import numpy as np
+
+    @numba.njit
+    def total(x):
+        return x.sum()
+
+    assert numba.__version__ == "0.60.0" and np.__version__.startswith("1.")
+    assert total(np.arange(5, dtype=np.int64)) == 10
