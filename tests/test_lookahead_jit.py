@@ -111,11 +111,7 @@ def test_compiled_counts_with_trace_steps_equal_the_python_loop():
     from test_trace import bursty_trace, trace_model
 
     m = trace_model(bursty_trace(3_000), "workload.offered_load=1.2", "workload.horizon_s=200000")
-    ep = Episode(m, "beta_a", episode_rngs(1)[0])
-    rng = np.random.default_rng(1)
-    for _ in range(15):
-        ep.step(make_policy("random").act(ep.decision, rng))
-    d = ep.decision
+    d = state_after(m, 1, 15)
     f = d.future(100_000)
     futures = (f.time_s[None], f.graph[None], f.beta[None])
     assert_counts_match(m, d, futures, ["fixed-2", "para_max"], d.num_training_steps, f.steps[None])
