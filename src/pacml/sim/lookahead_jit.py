@@ -62,32 +62,13 @@ def _popcount(x):
 
 
 @njit(cache=True)
-def _one(
-    memo,
-    free,
-    dep_t,
-    dep_seq,
-    dep_mask,
-    next_seq,
-    t0,
-    g0,
-    b0,
-    a0,
-    k0,
-    times,
-    graphs,
-    betas,
-    ksteps,
-    table,
-    horizon,
-    paper,
-    seq,
-    n_graph_steps,
-    step_s,
-    use_steps,
-):
-    """The loop of `lookahead.blocked_after`: (blocked, 0, 0, 0), or (-1, g, a, free) at a placement
-    the memo lacks."""
+def _one(memo, cluster, job, a0, times, graphs, betas, ksteps, table, pool):
+    """The loop of `lookahead.blocked_after` for degree ``a0`` on one future (``times``, ``graphs``,
+    ``betas``, ``ksteps``) continued by the base rule ``table``: (blocked, 0, 0, 0), or
+    (-1, g, a, free) at a placement the memo lacks. The tuples are built by `count_blocked`."""
+    free, dep_t, dep_seq, dep_mask, next_seq, t0 = cluster
+    g0, b0, k0 = job
+    horizon, paper, seq, n_graph_steps, step_s, use_steps = pool
     heap = [(0.0, np.int64(0), _ZERO)]
     heap.pop()
     for j in range(dep_t.shape[0]):
@@ -140,62 +121,14 @@ def _one(
 
 
 @njit(cache=True)
-def _batch(
-    memo,
-    out,
-    start,
-    free,
-    dep_t,
-    dep_seq,
-    dep_mask,
-    next_seq,
-    t0,
-    g0,
-    b0,
-    degrees,
-    k0,
-    times,
-    graphs,
-    betas,
-    ksteps,
-    tables,
-    horizon,
-    paper,
-    seq,
-    n_graph_steps,
-    step_s,
-    use_steps,
-):
+def _batch(memo, out, start, cluster, job, degrees, times, graphs, betas, ksteps, tables, pool):
     """out[base, degree, future] from pair ``start`` on, in that order; (-1, 0, 0, 0) when done,
     else (the pair, g, a, free) of the placement the memo lacks."""
     nb, nd, nk = out.shape
     for p in range(start, nb * nd * nk):
         q, f = p // nk, p % nk
         bi, d = q // nd, q % nd
-        r, g, a, fr = _one(
-            memo,
-            free,
-            dep_t,
-            dep_seq,
-            dep_mask,
-            next_seq,
-            t0,
-            g0,
-            b0,
-            degrees[d],
-            k0,
-            times[f],
-            graphs[f],
-            betas[f],
-            ksteps[f],
-            tables[bi],
-            horizon,
-            paper,
-            seq,
-            n_graph_steps,
-            step_s,
-            use_steps,
-        )
+        r, g, a, fr = _one(memo, cluster, job, degrees[d], times[f], graphs[f], betas[f], ksteps[f], tables[bi], pool)
         if r < 0:
             return p, g, a, fr
         out[bi, d, f] = r
@@ -250,28 +183,26 @@ def count_blocked(
     ksteps = np.ascontiguousarray(future_steps if use_steps else np.zeros((nk, 0)), dtype=np.int64)
     tables = np.array([b.degree_by_free for b in bases], dtype=np.int64)
     out = np.empty((len(bases), len(degrees), nk), dtype=np.int64)
-    args = (
-        np.uint64(state.free_mask),
-        dep_t,
-        dep_seq,
-        dep_mask,
-        state.next_seq,
-        float(state.time_s),
-        int(graph),
-        float(beta),
-        np.asarray(degrees, dtype=np.int64),
-        int(steps) if use_steps else 0,
-        times,
-        np.ascontiguousarray(graphs, dtype=np.int64),
-        np.ascontiguousarray(betas, dtype=np.float64),
-        ksteps,
-        tables,
+    cluster = (np.uint64(state.free_mask), dep_t, dep_seq, dep_mask, state.next_seq, float(state.time_s))
+    job = (int(graph), float(beta), int(steps) if use_steps else 0)
+    pool = (
         float(w.horizon_s),
         w.horizon_accounting == "paper",
         np.asarray(model.sequential_jct_s, dtype=np.float64),
         np.asarray(model.num_training_steps, dtype=np.int64),
         np.asarray(model.sequential_step_s, dtype=np.float64),
         use_steps,
+    )
+    args = (
+        cluster,
+        job,
+        np.asarray(degrees, dtype=np.int64),
+        times,
+        np.ascontiguousarray(graphs, dtype=np.int64),
+        np.ascontiguousarray(betas, dtype=np.float64),
+        ksteps,
+        tables,
+        pool,
     )
     start = 0
     while True:
