@@ -26,6 +26,16 @@ def play(episode, policy, rng) -> None:
         episode.step(policy.act(episode.decision, rng))
 
 
+def blocked_by_the_engine(ep, degree: int, base: str, rng) -> int:
+    """The jobs blocked from the current arrival on when a fork of ``ep`` plays ``degree`` and
+    then ``base`` to the end: what `blocked_after` must count."""
+    first = ep.decision.job_idx
+    fork = ep.fork()
+    fork.step(degree)
+    play(fork, make_policy(base), rng)
+    return sum(r.outcome == "blocked" for r in fork.records if r.job_idx >= first)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_fork_continued_with_the_same_choices_equals_the_original(seed):
     m = toy_model()
@@ -58,10 +68,7 @@ def test_lookahead_count_equals_the_forked_engine(base, seed):
     d = ep.decision
     rule = base_rule(base, m)
     for degree in (int(a) for a in np.flatnonzero(d.mask[1:]) + 1):
-        fork = ep.fork()
-        fork.step(degree)
-        play(fork, make_policy(base), rng)
-        truth = sum(r.outcome == "blocked" for r in fork.records if r.job_idx >= d.job_idx)
+        truth = blocked_by_the_engine(ep, degree, base, rng)
         f = d.future(10_000)
         got = blocked_after(
             m, d.snapshot(), d.graph_index, d.beta, degree, f.time_s.tolist(), f.graph.tolist(), f.beta.tolist(), rule

@@ -133,7 +133,7 @@ def test_a_trace_episode_is_deterministic_and_each_job_trains_for_its_own_steps(
 
 @pytest.mark.parametrize("base", ["fixed-2", "para_max", "para_min"])
 def test_lookahead_with_trace_steps_equals_the_forked_engine(base):
-    from test_planning import play
+    from test_planning import blocked_by_the_engine
 
     m = trace_model(bursty_trace(3_000), "workload.offered_load=1.2", "workload.horizon_s=200000")
     ep = Episode(m, "beta_a", episode_rngs(1)[0])
@@ -143,10 +143,7 @@ def test_lookahead_with_trace_steps_equals_the_forked_engine(base):
     d = ep.decision
     rule = base_rule(base, m)
     for degree in (int(a) for a in np.flatnonzero(d.mask[1:]) + 1):
-        fork = ep.fork()
-        fork.step(degree)
-        play(fork, make_policy(base), rng)
-        truth = sum(r.outcome == "blocked" for r in fork.records if r.job_idx >= d.job_idx)
+        truth = blocked_by_the_engine(ep, degree, base, rng)
         f = d.future(100_000)
         args = (m, d.snapshot(), d.graph_index, d.beta, degree, f.time_s.tolist(), f.graph.tolist(), f.beta.tolist())
         assert blocked_after(*args, rule, d.num_training_steps, f.steps.tolist()) == truth
