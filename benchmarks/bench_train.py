@@ -97,6 +97,9 @@ def main() -> None:
     )
     for name, t in rows:
         print(f"  {name:34s} {t:7.1f} s  {100 * t / wall:5.1f} %")
+    # what the PPO settings alone allow: the updates' gradient steps per decision, with the
+    # environments, acting and validation free
+    print(f"ceiling of these PPO settings (updates alone): {result.global_step / update_s:,.0f} decisions per second")
     print(f"best validation blocking rate: {result.best_blocking_rate:.4f} at update {result.best_update}")
 
 

@@ -15,6 +15,7 @@ from pacml.experiments import (
     experiment,
     experiment_policies,
     experiments,
+    graphs_key,
     model_specs,
     pool_config,
     pool_inputs,
@@ -299,6 +300,25 @@ def test_a_pool_mixes_pipedream_files_and_built_in_profiles(tmp_path):
     assert toy.num_forward == 3 and toy.num_training_steps == cfg.workload.num_training_steps
 
 
+def test_pools_share_a_graphs_folder_exactly_when_they_would_write_the_same_graphs():
+    cfg = load_config(
+        None,
+        [
+            "experiments.loads={sweep: {workload.offered_load: [0.5, 2]}, overrides: {cluster.servers_per_rack: 1}}",
+            "experiments.steps={overrides: {workload.num_training_steps: 7}}",
+            "experiments.other={test_models: [alexnet, gnmt, resnet18, squeezenet1_0]}",
+            "experiments.piped={test_models: [pipedream:alexnet, gnmt, resnet18, squeezenet1_0, vgg16]}",
+            "experiments.reordered={test_models: [gnmt, alexnet, resnet18, squeezenet1_0, vgg16]}",
+        ],
+    )
+    key = {name: graphs_key(cfg, name, "test") for name in experiments(cfg)}
+    # the cluster and the load change no graph: one folder for both settings and the train pool
+    assert key["loads/0.5"] == key["loads/2"] == graphs_key(cfg, "loads/2", "train")
+    # the steps a job trains for, the models, a PipeDream file of a built-in name, their order: another
+    assert len({key["loads/0.5"], key["steps"], key["other"], key["piped"], key["reordered"]}) == 5
+    assert all(len(k) == 12 and int(k, 16) >= 0 for k in key.values())
+
+
 def test_reference_jobs_are_the_main_workflows_only_when_nothing_they_read_differs():
     cfg = load_config(ROOT / "config.yaml")
     assert reuses_main(cfg, "mixed_beta", "agents") and reuses_main(cfg, "mixed_beta", "selection")
@@ -362,7 +382,7 @@ def test_smoke_experiments_end_to_end(tmp_path):
     assert job_counts(planned.stdout) == {
         "experiment_evaluate": 10,  # one a policy (for all replicates): reuse: pacml_transfer, pacml,
         # para_max; transfer: the same with best_fixed; placer: pacml_transfer and para_max in each setting
-        "experiment_graphs": 6,  # reuse's and transfer's two pools; placer's settings' test pools
+        "experiment_graphs": 3,  # transfer's two pools; the workflow's models (reuse's, placer's settings')
         "experiment_select": 3,  # reuse's mixture; transfer's two pools
         "experiment_summary": 4,
         "experiment_sweep": 1,
@@ -374,7 +394,7 @@ def test_smoke_experiments_end_to_end(tmp_path):
         "mlflow_init": 1,
         "select": 1,  # reuse's reference: the main workflow's beta_a agent and selection
         "train": 1,
-        "total": 34,
+        "total": 31,
     }
     out = snakemake(tmp_path, *args, config_text=text, timeout=900)
     assert out.returncode == 0, out.stderr[-4000:]

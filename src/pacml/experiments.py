@@ -3,7 +3,9 @@
 An experiment has two job pools: ``train`` (what the agents under test learn on) and
 ``test`` (what every policy is evaluated on). Its jobs, under ``results/experiments/<name>/``:
 
-- ``<pool>/graphs/``: the pool's graphs (built-in profiles, or ``pipedream:NAME`` files);
+- the pool's graphs (built-in profiles, or ``pipedream:NAME`` files) in
+  ``results/experiments/graphs/<key>/``, one folder for every pool of the same models and
+  graph keys, whatever experiment or setting it is in (`graphs_key`);
 - ``<pool>/<dist>/selection.json``: best_fixed's degree and the planners' base policy, chosen
   on that pool's validation seeds (the teacher of imitation reads it too; where nothing on the
   pool plans with a tuned base, it is left undecided: `plans_on`);
@@ -214,6 +216,18 @@ def pool_inputs(cfg: Config, name: str, pool: str, source: str = "config.yaml") 
             raise ConfigError(key, spec, "no built-in profile of that name (or pipedream:NAME for a file)", source)
     trace = pool_config(cfg, name, pool, source).trace.path
     return files + ([trace] if trace is not None else [])
+
+
+def graphs_key(cfg: Config, name: str, pool: str) -> str:
+    """The name of the folder that holds a pool's graphs: a short hash of its model specs (a
+    ``pipedream:`` file and a built-in profile of one name differ) and of what the graphs are
+    built from (`GRAPH_KEYS` in the pool's config), so that pools which would write the same
+    files share one folder and one job (the offered loads, placers and cluster sizes of a sweep
+    profile their models once)."""
+    from pacml.config import GRAPH_KEYS, config_digest, section_hash
+
+    specs = model_specs(cfg, experiment(cfg, name), pool)
+    return config_digest({"models": list(specs), "graphs": section_hash(pool_config(cfg, name, pool), *GRAPH_KEYS)})
 
 
 def build_pool_graphs(cfg: Config, name: str, pool: str, out_dir: str | Path) -> list[Path]:

@@ -5,7 +5,7 @@ from pathlib import Path
 from pacml.config import (GRAPH_KEYS, SELECTION_KEYS, config_digest, config_from_dict, evaluation_keys,
                           leaf_keys, normalise_cli_values, resolve_scale, section_hash, training_keys)
 from pacml.experiments import (TRANSFER, check_experiments, experiment, experiment_policies, experiments,
-                               model_specs, pool_inputs, reuses_main, sweep_settings, transfer_checkpoint,
+                               graphs_key, model_specs, pool_inputs, reuses_main, sweep_settings, transfer_checkpoint,
                                tunes_base)
 from pacml.workflow import check_workflow_inputs
 from snakemake.utils import validate
@@ -83,6 +83,11 @@ SWEEPS = sweep_settings(CFG)  # {sweep: its settings}
 TABLED = list(CFG.experiments)  # one table each in the combined file: a sweep's spans its settings
 # the test pool's jobs that are the main workflow's, decided once per experiment
 REUSES_MAIN = {(e, what): reuses_main(CFG, e, what) for e in EXPERIMENTS for what in ("agents", "selection")}
+# {(experiment, pool): its graphs' folder}, and a job per folder (for the first pool that names it)
+EXPERIMENT_GRAPHS = {
+    (e, pool): f"results/experiments/graphs/{graphs_key(CFG, e, pool)}" for e in EXPERIMENTS for pool in ("train", "test")
+}
+GRAPH_POOLS = {Path(d).name: ep for ep, d in reversed(list(EXPERIMENT_GRAPHS.items()))}
 EXPERIMENT_FIGURES = expand("results/experiments/{exp}/figure.{ext}", exp=EXPERIMENTS + list(SWEEPS), ext=["png", "pdf"])
 
 
@@ -90,6 +95,7 @@ wildcard_constraints:
     exp="|".join(re.escape(e) for e in EXPERIMENTS) or "no-experiment",
     sweep="|".join(re.escape(s) for s in SWEEPS) or "no-sweep",
     pool="train|test",
+    gkey="[0-9a-f]{12}",
     xdist=r"[A-Za-z0-9][A-Za-z0-9_-]*",
     xpolicy=r"[A-Za-z0-9][A-Za-z0-9_-]*",
 

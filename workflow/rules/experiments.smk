@@ -2,21 +2,24 @@
 #   snakemake --cores 2 experiments                                   # all of them
 #   snakemake --cores 2 results/experiments/mixed_beta/summary.csv    # one
 # Each experiment's jobs run in its own config (the workflow's, its overrides, its pools), and
-# each job hashes the keys it reads in that config, like the main workflow's.
+# each job hashes the keys it reads in that config, like the main workflow's. Pools of the same
+# models and graph keys share one graphs folder, results/experiments/graphs/<key> (graphs_key).
 
 
 rule experiment_graphs:
     message:
-        "Experiment {wildcards.exp}: the {wildcards.pool} pool's graphs"
+        "Experiment graphs {wildcards.gkey}: {params.models} (first asked for by {params.pool})"
     input:
-        lambda w: pool_inputs(CFG, w.exp, w.pool),  # PipeDream files; built-in names checked here
+        lambda w: pool_inputs(CFG, *GRAPH_POOLS[w.gkey]),  # PipeDream files; built-in names checked here
     output:
-        directory("results/experiments/{exp}/{pool}/graphs"),
+        directory("results/experiments/graphs/{gkey}"),
     params:
-        models=lambda w: list(model_specs(CFG, experiment(CFG, w.exp), w.pool)),
-        config_hash=lambda w: section_hash(_cfg(w), *GRAPH_KEYS),
+        pool=lambda w: "{}, {} pool".format(*GRAPH_POOLS[w.gkey]),
+        models=lambda w: list(model_specs(CFG, experiment(CFG, GRAPH_POOLS[w.gkey][0]), GRAPH_POOLS[w.gkey][1])),
+        exp=lambda w: GRAPH_POOLS[w.gkey][0],
+        graph_pool=lambda w: GRAPH_POOLS[w.gkey][1],
     log:
-        "results/logs/experiments/{exp}/graphs_{pool}.log",
+        "results/logs/experiments/graphs/{gkey}.log",
     threads: 1
     resources:
         mem_mb=2000,
@@ -30,7 +33,7 @@ rule experiment_select:
     message:
         "Experiment {wildcards.exp}: best_fixed and the planners' base on the {wildcards.pool} pool, {wildcards.xdist}"
     input:
-        graphs="results/experiments/{exp}/{pool}/graphs",
+        graphs=lambda w: EXPERIMENT_GRAPHS[(w.exp, w.pool)],
     output:
         "results/experiments/{exp}/{pool}/{xdist}/selection.json",
     params:
@@ -53,7 +56,7 @@ rule experiment_train:
     message:
         "Experiment {wildcards.exp}: training PAC-ML on the {wildcards.pool} pool, {wildcards.xdist}, seed {wildcards.seed}"
     input:
-        graphs="results/experiments/{exp}/{pool}/graphs",
+        graphs=lambda w: EXPERIMENT_GRAPHS[(w.exp, w.pool)],
         selection=lambda w: (
             f"results/experiments/{w.exp}/{w.pool}/{w.xdist}/selection.json" if _cfg(w).imitation.iterations else []
         ),
@@ -80,7 +83,7 @@ rule experiment_evaluate:
         "Experiment {wildcards.exp}: {wildcards.xpolicy} on the test pool, {wildcards.xdist}, replicates "
         + ", ".join(map(str, SEEDS))
     input:
-        graphs="results/experiments/{exp}/test/graphs",
+        graphs=lambda w: EXPERIMENT_GRAPHS[(w.exp, "test")],
         checkpoints=experiment_checkpoints,
         selection=experiment_selection,
     output:
