@@ -218,16 +218,17 @@ def pool_inputs(cfg: Config, name: str, pool: str, source: str = "config.yaml") 
     return files + ([trace] if trace is not None else [])
 
 
-def graphs_key(cfg: Config, name: str, pool: str) -> str:
+def graphs_key(cfg: Config, name: str, pool: str, pool_cfg: Config | None = None) -> str:
     """The name of the folder that holds a pool's graphs: a short hash of its model specs (a
     ``pipedream:`` file and a built-in profile of one name differ) and of what the graphs are
-    built from (`GRAPH_KEYS` in the pool's config), so that pools which would write the same
-    files share one folder and one job (the offered loads, placers and cluster sizes of a sweep
-    profile their models once)."""
+    built from (`GRAPH_KEYS` in the pool's config, ``pool_cfg`` where the caller has it), so that
+    pools which would write the same files share one folder and one job (the offered loads,
+    placers and cluster sizes of a sweep profile their models once)."""
     from pacml.config import GRAPH_KEYS, config_digest, section_hash
 
     specs = model_specs(cfg, experiment(cfg, name), pool)
-    return config_digest({"models": list(specs), "graphs": section_hash(pool_config(cfg, name, pool), *GRAPH_KEYS)})
+    graphs = section_hash(pool_cfg or pool_config(cfg, name, pool), *GRAPH_KEYS)
+    return config_digest({"models": list(specs), "graphs": graphs})
 
 
 def build_pool_graphs(cfg: Config, name: str, pool: str, out_dir: str | Path) -> list[Path]:

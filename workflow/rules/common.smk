@@ -85,7 +85,8 @@ TABLED = list(CFG.experiments)  # one table each in the combined file: a sweep's
 REUSES_MAIN = {(e, what): reuses_main(CFG, e, what) for e in EXPERIMENTS for what in ("agents", "selection")}
 # {(experiment, pool): its graphs' folder}, and a job per folder (for the first pool that names it)
 EXPERIMENT_GRAPHS = {
-    (e, pool): f"results/experiments/graphs/{graphs_key(CFG, e, pool)}" for e in EXPERIMENTS for pool in ("train", "test")
+    (e, pool): f"results/experiments/graphs/{graphs_key(CFG, e, pool, pool_cfg)}"
+    for (e, pool), pool_cfg in EXPERIMENT_CFG.items()
 }
 GRAPH_POOLS = {Path(d).name: ep for ep, d in reversed(list(EXPERIMENT_GRAPHS.items()))}
 EXPERIMENT_FIGURES = expand("results/experiments/{exp}/figure.{ext}", exp=EXPERIMENTS + list(SWEEPS), ext=["png", "pdf"])

@@ -8,13 +8,12 @@
 
 rule experiment_graphs:
     message:
-        "Experiment graphs {wildcards.gkey}: {params.models} (first asked for by {params.pool})"
+        "Experiment graphs {wildcards.gkey}: {params.models} (first asked for by {params.exp}, {params.graph_pool} pool)"
     input:
         lambda w: pool_inputs(CFG, *GRAPH_POOLS[w.gkey]),  # PipeDream files; built-in names checked here
     output:
         directory("results/experiments/graphs/{gkey}"),
     params:
-        pool=lambda w: "{}, {} pool".format(*GRAPH_POOLS[w.gkey]),
         models=lambda w: list(model_specs(CFG, experiment(CFG, GRAPH_POOLS[w.gkey][0]), GRAPH_POOLS[w.gkey][1])),
         exp=lambda w: GRAPH_POOLS[w.gkey][0],
         graph_pool=lambda w: GRAPH_POOLS[w.gkey][1],
