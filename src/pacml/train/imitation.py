@@ -25,12 +25,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from pacml.agent.network import ActorCritic, MaskedCategorical
+from pacml.agent.network import ActorCritic, normalised_logits
 from pacml.config import Config
 from pacml.env.features import FeatureSpace
 from pacml.env.partition_env import PartitionEnv
 from pacml.policies.planning import Rollout
 from pacml.sim.engine import ClusterModel
+from pacml.train.optimiser import FlatAdam
 
 IMITATION_SEED_NAMESPACE = 0xDA66
 """DAgger episodes draw from SeedSequence((IMITATION_SEED_NAMESPACE, seed), spawn_key=(iteration, k))."""
@@ -144,7 +145,7 @@ def fit(
         for start in range(0, n, minibatch_size):
             idx = perm[start : start + minibatch_size]
             logits = net.actor_logits(graphs, gi[idx], glob[idx], mask[idx])
-            logp = MaskedCategorical(logits, mask[idx]).logits
+            logp = normalised_logits(logits)  # MaskedCategorical's, without its probabilities
             loss = -(target[idx] * logp).sum(dim=-1).mean()
             opt.zero_grad()
             loss.backward()
@@ -200,7 +201,7 @@ def imitate(
     teacher = make_teacher(cfg, model, dist, selection)
     rng = np.random.default_rng(np.random.SeedSequence((IMITATION_SEED_NAMESPACE, seed)))
     gen = torch.Generator().manual_seed(seed)
-    opt = torch.optim.Adam(net.actor.parameters(), lr=im.learning_rate, foreach=True)  # one kernel per op, same numbers
+    opt = FlatAdam(net.actor.parameters(), lr=im.learning_rate, foreach=True)  # torch.optim.Adam's numbers, faster
     data = Dataset()
     history, best = [], (float("inf"), None)
     share = 1.0

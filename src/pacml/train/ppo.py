@@ -39,6 +39,7 @@ from pacml.errors import CheckpointError
 from pacml.sim.engine import ClusterModel
 from pacml.train.checkpoint import checkpoint_run_hash, load_checkpoint, run_hash, save_checkpoint
 from pacml.train.lock import training_lock
+from pacml.train.optimiser import FlatAdam
 from pacml.train.rollouts import Batch, Storage, VecEnv
 
 
@@ -194,7 +195,11 @@ def _train(cfg, model, dist, seed, out_dir: Path, log, progress, selection) -> T
     gen = torch.Generator().manual_seed(seed)
     net, features = build_agent(cfg, model)
     graphs = batch_graphs(features.graph_features)
-    opt = torch.optim.Adam(net.parameters(), lr=p.learning_rate, eps=1e-5, foreach=True)
+
+    def new_optimiser() -> FlatAdam:  # after imitation, whose own optimiser moves the actor's weights
+        return FlatAdam(net.parameters(), lr=p.learning_rate, eps=1e-5, foreach=True)
+
+    opt = None
     batch_size = p.num_envs * p.num_steps
     # with imitation, PPO only fine-tunes (0 decisions: none) and validation, like the
     # imitation's, is the mean over workflow.validation_seeds
@@ -225,6 +230,7 @@ def _train(cfg, model, dist, seed, out_dir: Path, log, progress, selection) -> T
             last.replace(out_dir / "last.pt.corrupt")
             same_run = None
         if same_run:
+            opt = new_optimiser()
             resumed = load_checkpoint(last, net, opt, gen)
         elif same_run is False:  # trained under another config: never resume it
             last.replace(out_dir / "last.pt.stale")
@@ -253,7 +259,10 @@ def _train(cfg, model, dist, seed, out_dir: Path, log, progress, selection) -> T
                 },
             }
         )
+        opt = new_optimiser()
         save_checkpoint(last, net, opt, gen, cfg, state)
+    if opt is None:
+        opt = new_optimiser()
     if state["position"] is None and state.get("episodes_started"):  # a checkpoint from before exact resume
         state["position"] = {"episode": state.pop("episodes_started"), "actions": [[]] * p.num_envs}
     envs = VecEnv(model, dist, features, p.num_envs, seed, state["position"])
