@@ -503,6 +503,7 @@ RESULTS_END = "<!-- results: end -->"
 RESULTS_RUNS = {
     "builtin": "Built-in graphs, `make results`",
     "pipedream": "The paper's PipeDream graphs",
+    "builtin_paper": "Built-in graphs at the `paper` scale",
 }
 """The published main-workflow runs whose tables the README shows, with their headings."""
 
