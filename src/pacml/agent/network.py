@@ -43,11 +43,14 @@ def make_dgl_graph(f: GraphFeatures) -> dgl.DGLGraph:
     g.ndata["x"] = torch.from_numpy(f.node)
     g.edata["e"] = torch.from_numpy(f.edge)
     g.ndata["deg"] = g.in_degrees().float().unsqueeze(1)
+    g.ndata["graph"] = torch.zeros(len(f.node), dtype=torch.long)  # each node's graph in a batch
     return g
 
 
 def batch_graphs(features: list[GraphFeatures] | tuple[GraphFeatures, ...]) -> dgl.DGLGraph:
-    return dgl.batch([make_dgl_graph(f) for f in features])
+    g = dgl.batch([make_dgl_graph(f) for f in features])
+    g.ndata["graph"] = torch.repeat_interleave(torch.arange(g.batch_size), g.batch_num_nodes())
+    return g
 
 
 class MeanPoolLayer(nn.Module):
@@ -91,8 +94,7 @@ class GraphEncoder(nn.Module):
         for layer in self.layers:
             h = layer(g, h, src, dst)
         sizes = g.batch_num_nodes()
-        graph_of_node = torch.repeat_interleave(torch.arange(len(sizes)), sizes)
-        total = h.new_zeros(len(sizes), h.shape[1]).index_add_(0, graph_of_node, h)  # dgl.ops.segment_reduce's sums
+        total = h.new_zeros(len(sizes), h.shape[1]).index_add_(0, g.ndata["graph"], h)  # segment_reduce's sums
         return total / sizes.unsqueeze(1).float()  # (num_graphs, node_dim)
 
 

@@ -50,10 +50,10 @@ class FlatAdam(torch.optim.Adam):
         grad = torch.zeros(total)
         if flat.data_ptr() % 64 or grad.data_ptr() % 64:
             raise RuntimeError("FlatAdam: torch allocated a buffer off a 64-byte boundary")
-        for p, start in zip(self.params, self.starts):
-            flat[start : start + p.numel()] = p.detach().reshape(-1)
-            p.data = flat[start : start + p.numel()].view_as(p)
-            p.grad = grad[start : start + p.numel()].view_as(p)
+        for i, p in enumerate(self.params):
+            weights = self._slice(flat, i)
+            weights.copy_(p.detach())
+            p.data, p.grad = weights, self._slice(grad, i)
         self.flat = torch.nn.Parameter(flat)
         self.flat.grad = grad
         self.addresses = [p.data_ptr() for p in self.params]
