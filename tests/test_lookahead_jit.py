@@ -137,6 +137,36 @@ def test_a_compiled_planner_plays_the_same_episode(name, extra):
     assert m_jit.cache.plan_memo is not None and m_py.cache.plan_memo is None
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+def test_bounded_placement_memos_give_the_same_episodes(compiled):
+    """The mask-keyed memos start over when full (a memory bound at 64 workers and more): a
+    planner's and a baseline's episodes are the same with a bound of 40 entries as without."""
+
+    class Watched(dict):  # the largest size the memo ever had
+        largest = 0
+
+        def __setitem__(self, key, value):
+            super().__setitem__(key, value)
+            Watched.largest = max(Watched.largest, len(self))
+
+    cfg = ["planning.horizon=40", "planning.num_futures=3"]
+    runs, models = [], []
+    for bound in (None, 40):
+        m = model(*cfg)
+        if bound is not None:
+            m.cache.max_placements = bound
+            m.cache.placements = Watched()
+        pol = Rollout(m, "beta_a", m.cfg.planning, "fixed-4", compiled=compiled)
+        runs.append(
+            (run_episode(m, pol, "beta_a", 5, policy_seed=(0, 5)), run_episode(m, make_policy("para_min"), "beta_a", 6))
+        )
+        models.append(m)
+    assert runs[0] == runs[1]
+    unbounded, bounded = (m.cache for m in models)
+    assert unbounded.placements_forgotten == 0 and len(unbounded.placements) > 40
+    assert bounded.placements_forgotten > 0 and Watched.largest == 40
+
+
 def test_unsupported_settings_run_the_python_loop():
     m = model("planning.base_policy=para_min")
     assert not lookahead_jit.supported(m, (base_rule("para_min", m),))
