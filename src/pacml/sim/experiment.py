@@ -44,7 +44,8 @@ class JctCache:
     The memos keyed by free-server masks are bounded: past ``max_placements`` entries they
     start over (`forget_placements`). A 32-worker training stays far below the bound (a
     default built-in β_A training ended with about 143,000 entries); at 64 workers, where masks rarely repeat,
-    they grew by about 330,000 entries (100-140 MB) an episode, to 4.4 GB in one training.
+    they grew by about 330,000 entries (100-140 MB) an episode, to 4.5 GB in one training;
+    bounded, that training peaked at 1.7 GB for 27 % more CPU (docs/agent.md).
     """
 
     partitions: dict[tuple[int, int], PartitionedGraph] = field(default_factory=dict)
