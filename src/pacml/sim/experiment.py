@@ -42,10 +42,10 @@ class JctCache:
     never module state: share one between episodes to keep it warm.
 
     The memos keyed by free-server masks are bounded: past ``max_placements`` entries they
-    start over (`forget_placements`). A 32-worker training stays far below the bound (a
-    default built-in β_A training ended with about 143,000 entries); at 64 workers, where masks rarely repeat,
-    they grew by about 330,000 entries (100-140 MB) an episode, to 4.5 GB in one training;
-    bounded, that training peaked at 1.7 GB for 27 % more CPU (docs/agent.md).
+    start over (`remember_placement`). A 32-worker training stays far below the bound (a
+    default built-in β_A training ended with about 143,000 entries); at 64 workers, where
+    masks rarely repeat, they grew by about 330,000 entries (100-140 MB) an episode, to 4.5 GB
+    in one training; bounded, that training peaked at 1.7 GB for 27 % more CPU (docs/agent.md).
     """
 
     partitions: dict[tuple[int, int], PartitionedGraph] = field(default_factory=dict)
@@ -70,6 +70,14 @@ class JctCache:
         self.first_blocks.clear()
         self.plan_memo = None
         self.placements_forgotten += 1
+
+    def remember_placement(self, key: tuple[int, int, int], alloc: Allocation | None) -> Allocation | None:
+        """Store ``alloc`` under ``key`` in ``placements``, starting the mask-keyed memos over
+        first when they hold ``max_placements`` entries; returns ``alloc``."""
+        if len(self.placements) >= self.max_placements:
+            self.forget_placements()
+        self.placements[key] = alloc
+        return alloc
 
 
 class ClusterModel:
@@ -186,11 +194,7 @@ class ClusterModel:
         pg = self.partitioned(g, action)
         bkey = self._block_key(g, action, pg, free_mask)
         if bkey is not None and bkey in self.cache.by_blocks:
-            alloc = self.cache.by_blocks[bkey]
-            if len(cache) >= self.cache.max_placements:
-                self.cache.forget_placements()
-            cache[key] = alloc
-            return alloc
+            return self.cache.remember_placement(key, self.cache.by_blocks[bkey])
         placement = self.place(pg, self.topology, free_mask)
         alloc = None
         if placement is not None:
@@ -203,10 +207,7 @@ class ClusterModel:
             alloc = Allocation(placement.workers_mask, step)
         if bkey is not None:
             self.cache.by_blocks[bkey] = alloc
-        if len(cache) >= self.cache.max_placements:
-            self.cache.forget_placements()
-        cache[key] = alloc
-        return alloc
+        return self.cache.remember_placement(key, alloc)
 
     def _block_key(self, g: int, action: int, pg: PartitionedGraph, free_mask: int) -> tuple | None:
         """(g, action, the first free block of each deciding degree), or None where the
