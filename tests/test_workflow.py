@@ -263,6 +263,7 @@ def test_smoke_profile_end_to_end(smoke_run):
         assert rows[0]["jobs_arrived"] > 0 and 0 <= rows[0]["blocking_rate"] <= 1
         curve = json.loads((res / d / "train" / "seed0" / "curve.json").read_text())
         assert curve["curve"] and (res / d / "train" / "seed0" / "best.pt").stat().st_size > 0
+        assert curve["host"]["torch_cpu_capability"] and curve["host"]["machine"]  # pacml.train.host
         # the smoke scale's one imitation iteration, then PPO's updates (2000 decisions of 2 x 50)
         it, *updates = curve["history"]
         assert it["phase"] == "imitation" and 0 <= it["imitation/agreement"] <= 1
@@ -306,6 +307,7 @@ def test_smoke_profile_end_to_end(smoke_run):
     assert (
         train.data.params["ppo.total_timesteps"] == "2000" and train.data.params["cluster.communication_groups"] == "4"
     )
+    assert train.data.params["host.cpu_vector_isa"] and train.data.params["host.torch_cpu_capability"]
     artifacts = {f.path for f in mlflow.MlflowClient().list_artifacts(train.info.run_id)}
     assert {"best.pt", "last.pt", "curve.json", "config.yaml", "agent"} <= artifacts, artifacts
     # the agent as an MLflow model: it loads from the run and decides as its checkpoint does

@@ -15,6 +15,7 @@ from pacml.config import Config, config_hash
 from pacml.runs import build_model, resolve_config, write_json
 from pacml.sim.workload import get_distribution
 from pacml.tracking import RunStore, Tracker, job_run, log_config
+from pacml.train.host import host_record
 from pacml.train.lock import training_lock
 
 
@@ -110,12 +111,14 @@ def train_agent(
         job_run(store, dist, f"train pacml seed={seed}", tags, owner, system_metrics=True) as run,
     ):
         log_config(run, cfg)
+        host = host_record()  # what sets the weights' last digits (pacml.train.host)
         run.log_params(
             {
                 "dist": dist,
                 "seed": seed,
                 "graphs": ",".join(g.name for g in model.graphs),
                 "interarrival_s": model.interarrival_s,
+                **{f"host.{k}": v for k, v in host.items()},
             }
         )
         try:
@@ -133,6 +136,7 @@ def train_agent(
             "curve": result.curve,
             "history": result.history,
             "config_hash": config_hash(cfg),
+            "host": host,
         }
         write_json(out / "curve.json", summary)
         run.log_metrics(
