@@ -87,17 +87,18 @@ def test_a_rerun_supersedes_the_finished_run_visibly(store):
 
 def test_a_killed_job_continues_its_run_and_a_failed_run_is_not_current(store):
     with pytest.raises(KeyboardInterrupt):
-        with job_run(store, "beta_a", "killed", {**JOB, "config_hash": "aaa"}) as run:
+        with job_run(store, "beta_a", "killed", {**JOB, "config_hash": "aaa", "host.cpu": "A"}) as run:
             run.log_metrics({"x": 1.0}, step=1)
             raise KeyboardInterrupt
     (failed,) = runs_of(store)
     assert failed.info.status == "FAILED" and "current" not in failed.data.tags
     assert current_runs(store.store, store.experiment) == []
-    with job_run(store, "beta_a", "rerun", {**JOB, "config_hash": "aaa"}) as run:
+    # continued on another CPU (pacml.train.host): the run names the host that finished it
+    with job_run(store, "beta_a", "rerun", {**JOB, "config_hash": "aaa", "host.cpu": "B"}) as run:
         run.log_metrics({"x": 2.0}, step=2)
     (only,) = runs_of(store)  # continued, not duplicated
     assert only.info.run_id == failed.info.run_id and only.info.status == "FINISHED"
-    assert only.data.tags["current"] == "true"
+    assert only.data.tags["current"] == "true" and only.data.tags["host.cpu"] == "B"
 
 
 def test_a_run_owned_by_a_live_process_is_refused(store):

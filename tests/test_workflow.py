@@ -307,7 +307,7 @@ def test_smoke_profile_end_to_end(smoke_run):
     assert (
         train.data.params["ppo.total_timesteps"] == "2000" and train.data.params["cluster.communication_groups"] == "4"
     )
-    assert train.data.params["host.cpu_vector_isa"] and train.data.params["host.torch_cpu_capability"]
+    assert train.data.tags["host.cpu_vector_isa"] and train.data.tags["host.torch_cpu_capability"]
     artifacts = {f.path for f in mlflow.MlflowClient().list_artifacts(train.info.run_id)}
     assert {"best.pt", "last.pt", "curve.json", "config.yaml", "agent"} <= artifacts, artifacts
     # the agent as an MLflow model: it loads from the run and decides as its checkpoint does

@@ -441,7 +441,7 @@ def child_run(store: str | Path, experiment: str, parent_run_id: str, name: str,
         run = unfinished[0]
         _retry(client.update_run, run.info.run_id, status="RUNNING")
         for k, v in all_tags.items():
-            if k.startswith("owner."):
+            if k.startswith(("owner.", "host.")):  # who continues it, and on what CPU
                 _retry(client.set_tag, run.info.run_id, k, v)
     else:
         run = _retry(client.create_run, exp.experiment_id, run_name=name, tags=all_tags)

@@ -4,9 +4,10 @@ The simulator and the baselines give the same numbers on every machine. A traine
 does not: torch's own kernels (ATen) and MKL pick their vector instructions when the process
 starts (AVX2, AVX-512), and kernels of different widths sum in different orders, so the same
 seed and config give weights that differ in their last bits, then decisions that differ now
-and then, then another agent (measured in docs/agent.md, "Reproducibility"). So every training
-records its host (``curve.json``'s ``host``, the MLflow run's ``host.*`` params), and a user who
-wants another machine's numbers can see which kernels to pin:
+and then, then another agent (measured in the README, "Reproducibility"). So every training
+records its host (``curve.json``'s ``host``, the MLflow run's ``host.*`` tags: a killed run
+continued on another host records the one that finished it), and a user who wants another
+machine's numbers can see which kernels to pin:
 
     ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 pacml train ...
 

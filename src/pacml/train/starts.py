@@ -95,6 +95,7 @@ def train_agent(
         cfg = dataclasses.replace(cfg, ppo=dataclasses.replace(cfg.ppo, torch_threads=threads))
     model = build_model(graphs_dir, cfg)
     out = Path(out)
+    host = host_record()  # what sets the weights' last digits (pacml.train.host)
     tags = {
         "dist": dist,
         "policy": "pacml",
@@ -103,6 +104,8 @@ def train_agent(
         "config_hash": config_hash(cfg),
         "scale": cfg.workflow.scale,
         "graph_source": cfg.graphs.source,
+        # tags, not params: a killed run continued on another host records that host
+        **{f"host.{k}": v for k, v in host.items()},
     }
     update_bar, close_bar = progress_bar(f"train {dist} seed={seed}", log_file)
     # the folder's lock first: a second trainer stops here, before it touches the MLflow run
@@ -111,14 +114,12 @@ def train_agent(
         job_run(store, dist, f"train pacml seed={seed}", tags, owner, system_metrics=True) as run,
     ):
         log_config(run, cfg)
-        host = host_record()  # what sets the weights' last digits (pacml.train.host)
         run.log_params(
             {
                 "dist": dist,
                 "seed": seed,
                 "graphs": ",".join(g.name for g in model.graphs),
                 "interarrival_s": model.interarrival_s,
-                **{f"host.{k}": v for k, v in host.items()},
             }
         )
         try:
