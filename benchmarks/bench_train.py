@@ -8,7 +8,7 @@ is validation and checkpoints. Targets: >= 2,000 steps per second (issue 5), the
 (issue 13). It trains the agent config.yaml describes (today the per-job agent, whose
 per-degree look-ahead features place the job at every degree), PPO alone.
 
-    python benchmarks/bench_train.py [--graphs DIR] [--steps 100000] [--dist beta_a]
+    python benchmarks/bench_train.py [--graphs DIR] [--steps 100000] [--dist beta_a] [--set KEY=VALUE ...]
 """
 
 from __future__ import annotations
@@ -49,11 +49,12 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=100_000)
     ap.add_argument("--dist", default="beta_a")
     ap.add_argument("--config", default=str(Path(__file__).resolve().parents[1] / "config.yaml"))
+    ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="config overrides, e.g. ppo.num_envs=32")
     args = ap.parse_args()
     torch.set_num_threads(1)
     # PPO alone (no imitation phase), the paper's 1000 s interarrival
     overrides = [f"ppo.total_timesteps={args.steps}", "ppo.torch_threads=1", "workload.offered_load=null"]
-    cfg = load_config(args.config, [*overrides, "imitation.iterations=0"])
+    cfg = load_config(args.config, [*overrides, "imitation.iterations=0", *args.set])
     model = ClusterModel(load_graph_dir(args.graphs, names=cfg.graphs.models), cfg)
     engine.Episode.step = timed("simulation", engine.Episode.step)
     FeatureSpace.decision_vector = timed("featurisation", FeatureSpace.decision_vector)

@@ -260,9 +260,11 @@ def test_every_arrival_is_accounted_for_and_masks_are_feasible(model_graphs, see
         before = ep.free_mask
         assert d.free_workers == before.bit_count()
         assert all(a <= d.free_workers for a in np.flatnonzero(d.mask) if a > 0)
-        for a in np.flatnonzero(d.mask[1:]) + 1:
-            d.lookahead(int(a))
+        jcts = [(int(a), d.lookahead(int(a))) for a in np.flatnonzero(d.mask[1:]) + 1]
         assert ep.free_mask == before  # lookahead changes nothing
+        # the memoised per-degree step times give lookahead's JCTs to the last bit
+        placed = [(a, step_s * d.num_training_steps) for a, step_s in d.placed_step_times()]
+        assert placed == [(a, jct) for a, jct in jcts if jct is not None]
         a = pol.act(d, rng)
         assert a == 0 or d.mask[a]
         ep.step(a)
@@ -271,6 +273,15 @@ def test_every_arrival_is_accounted_for_and_masks_are_feasible(model_graphs, see
     assert outcomes.count("undecided") == 1
     assert set(outcomes) <= {"completed", "blocked", "undecided"}
     assert [r.job_idx for r in ep.records] == list(range(horizon + 1))
+
+
+def test_a_records_copy_with_changes_equals_dataclasses_replace():
+    rec = JobRecord(0, "m", 1.0, 2.0, 0.5, 10.0, 5.0, 3.0, "running", action=4, jct_s=4.0, finish_s=5.0)
+    done = rec.but(outcome="completed")
+    assert done == dataclasses.replace(rec, outcome="completed") and done is not rec
+    assert rec.outcome == "running"  # the original is unchanged
+    blocked = rec.but(outcome="blocked", cause="horizon")
+    assert blocked == dataclasses.replace(rec, outcome="blocked", cause="horizon")
 
 
 def test_paper_models_constant_is_the_config_default():

@@ -71,6 +71,8 @@ def _decision(graph_index, departures, time_s=100.0):
         graph_index=graph_index,
         mask=np.array([False, True, True, True, True, False, False, False, True]),
         lookahead=lambda d: None,
+        placed_step_times=lambda: (),  # no degree places
+        num_training_steps=1,
         max_acceptable_jct_s=450.0,
         snapshot=lambda: state,
         time_s=time_s,
@@ -164,6 +166,9 @@ def test_shape_features_by_hand():
         graph_index=1,
         mask=np.array([True, True, True, False, True, False, False, False, True]),
         lookahead=jct.get,
+        # the engine's step times of the placed degrees (one training step: the JCTs above)
+        placed_step_times=lambda: tuple((a, t) for a, t in jct.items() if t is not None),
+        num_training_steps=1,
         max_acceptable_jct_s=450.0,
         snapshot=lambda: state,
         time_s=100.0,

@@ -162,6 +162,7 @@ class FeatureSpace:
             dtype=np.float64,
         )
         self._seq = seq
+        self._seq_mean = float(seq.mean())  # the pending-release windows' ``pool`` scale
         self._seq_range = (seq.min(), seq.max())
         self._acc_range = (0.0, seq.max())
         self._steps_range = (stats[:, 4].min(), stats[:, 4].max())
@@ -183,6 +184,11 @@ class FeatureSpace:
             ]
             static.append(cols + shape)
         self._static = np.array(static, dtype=np.float64)  # (G, 11)
+        # each graph's global vector with its static entries filled (the rest zero): ops,
+        # deps, total op memory, total dependency size, training steps, means and medians
+        self._static_vectors = np.zeros((len(self.graphs), self.global_dim), dtype=np.float32)
+        self._static_vectors[:, [0, 1, 6, 7, 8]] = self._static[:, :5]
+        self._static_vectors[:, 9:15] = self._static[:, 5:11]
 
     @staticmethod
     def _log_scales(cfg) -> LogScales | None:
@@ -257,11 +263,8 @@ class FeatureSpace:
         job: tuple[float, int] | None = None,
     ) -> np.ndarray:
         """``job``: the arriving job's own (sequential JCT, training steps), else its graph's."""
-        s = self._static[graph_index]
         seq = self._seq[graph_index] if job is None else job[0]
-        out = np.empty(self.global_dim, dtype=np.float32)
-        out[0] = s[0]  # ops
-        out[1] = s[1]  # deps
+        out = self._static_vectors[graph_index].copy()  # ops, deps, memory, dependency size, steps, shape
         if self.scales is None:
             out[2] = _minmax(seq, *self._seq_range)  # sequential JCT
             out[3] = _minmax(beta * seq, *self._acc_range)  # max acceptable JCT
@@ -270,15 +273,12 @@ class FeatureSpace:
             out[3] = LogScales.scale(beta * seq, self.scales.seconds)
         out[4] = beta  # beta, min-max over [0, 1]
         out[5] = beta  # raw beta
-        out[6] = s[2]  # total op memory
-        out[7] = s[3]  # total dependency size
         if job is None:
-            out[8] = s[4]  # training steps
+            pass  # out[8], the graph's training steps, is static
         elif self.scales is None:
             out[8] = _minmax(job[1], *self._steps_range)
         else:
             out[8] = LogScales.scale(job[1], self.scales.counts)
-        out[9:15] = s[5:11]  # means and medians
         out[15] = 1.0 - free_workers / self.num_workers  # occupied fraction
         out[16] = running_jobs / self.num_workers
         a = self.num_actions
@@ -321,17 +321,17 @@ class FeatureSpace:
         """The ``shape`` features of a `Decision` (see the module doc)."""
         sh, a = self.shape, self.num_actions
         out = np.empty(a + sh.dim_without_degrees, dtype=np.float32)
-        out[:a] = 1.0
-        for d in np.flatnonzero(decision.mask[1:]) + 1:
-            jct = decision.lookahead(int(d))
-            out[d] = 1.0 if jct is None else min(jct / decision.max_acceptable_jct_s, 2.0) / 2.0
+        out[:a] = 1.0  # degree 0, the invalid and the unplaceable
+        steps, acceptable = decision.num_training_steps, decision.max_acceptable_jct_s
+        for d, step_time_s in decision.placed_step_times():
+            out[d] = min(step_time_s * steps / acceptable, 2.0) / 2.0  # the JCT of `lookahead`
         state = decision.snapshot()
         k = a
         for group_mask, size in sh.group_masks:  # communication groups, then racks
             out[k] = (state.free_mask & group_mask).bit_count() / size
             k += 1
         if self.scales is None:
-            scale = float(self._seq.mean())
+            scale = self._seq_mean
         else:
             scale = float(decision.sequential_jct_s if self.job_lengths else self._seq[decision.graph_index])
         released = 0  # workers freed by the departures due so far (ascending finish times)

@@ -11,7 +11,6 @@ state (free servers and pending departures) without the simulator.
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -63,6 +62,10 @@ class Decision:
     """The episode's offered load: mean sequential JCT of the pool / (interarrival x workers)."""
     horizon_s: float
     """The episode's horizon (simulation clock)."""
+    placed_step_times: Callable[[], tuple[tuple[int, float], ...]] | None = None
+    """placed_step_times() -> (degree, step time) of every valid degree the placer places now,
+    ascending (a placed degree's JCT is its step time x ``num_training_steps``, `lookahead`'s
+    number): what per-degree features read in one call."""
 
     def meets_requirement(self, degree: int) -> bool:
         """Whether the job at ``degree`` places now and its exact JCT meets the requirement:
@@ -151,7 +154,7 @@ class Episode:
             _, _, _, job = heapq.heappop(self._departures)
             rec = self._running.pop(job)
             self.free_mask |= self._job_masks.pop(job)
-            self.records.append(dataclasses.replace(rec, outcome="completed"))
+            self.records.append(rec.but(outcome="completed"))
 
     def _advance(self) -> None:
         arr = self.arrivals
@@ -186,6 +189,9 @@ class Episode:
             alloc = m.allocate(g, a, free_mask)
             return None if alloc is None else m.jct_s(alloc, steps)
 
+        def placed_step_times() -> tuple[tuple[int, float], ...]:
+            return m.placed_step_times(g, free_mask)
+
         return Decision(
             k,
             t,
@@ -207,6 +213,7 @@ class Episode:
             self.interarrival_s,
             self.offered_load,
             self.horizon_s,
+            placed_step_times,
         )
 
     def step(self, action: int) -> JobRecord:
@@ -217,18 +224,6 @@ class Episode:
             raise ValueError(f"degree {action} is out of range 0..{len(d.mask) - 1}")
         m = self.model
         g = d.graph_index
-        base = JobRecord(
-            job_idx=d.job_idx,
-            model=d.graph.name,
-            arrival_s=d.time_s,
-            interarrival_s=float(self.arrivals.interarrival_s[d.job_idx]),
-            beta=d.beta,
-            sequential_jct_s=d.sequential_jct_s,
-            max_acceptable_jct_s=d.max_acceptable_jct_s,
-            job_bytes=float(m.job_bytes[g]),
-            outcome="blocked",
-            action=action,
-        )
         cause = None
         alloc = None
         if action == 0:
@@ -241,20 +236,30 @@ class Episode:
                 cause = "placement"
             elif m.jct_s(alloc, d.num_training_steps) > d.max_acceptable_jct_s:
                 cause = "jct"
+        job = {
+            "job_idx": d.job_idx,
+            "model": d.graph.name,
+            "arrival_s": d.time_s,
+            "interarrival_s": float(self.arrivals.interarrival_s[d.job_idx]),
+            "beta": d.beta,
+            "sequential_jct_s": d.sequential_jct_s,
+            "max_acceptable_jct_s": d.max_acceptable_jct_s,
+            "job_bytes": float(m.job_bytes[g]),
+            "action": action,
+        }
         if cause is not None:
-            rec = dataclasses.replace(base, cause=cause)
+            rec = JobRecord(**job, outcome="blocked", cause=cause)
             self.records.append(rec)
         else:
             jct = m.jct_s(alloc, d.num_training_steps)
-            pg = m.partitioned(g, action)
-            rec = dataclasses.replace(
-                base,
+            rec = JobRecord(
+                **job,
                 outcome="running",
                 jct_s=jct,
                 finish_s=d.time_s + jct,
                 num_workers=alloc.step.num_workers,
                 utilisation=alloc.step.utilisation,
-                partitioned_bytes=float(pg.memory_bytes.sum() + pg.total_dep_size_bytes),
+                partitioned_bytes=m.partitioned_bytes(g, action),
             )
             self.free_mask &= ~alloc.workers_mask
             self._running[d.job_idx] = rec
@@ -270,7 +275,7 @@ class Episode:
         for job in sorted(self._running):
             rec = self._running[job]
             if self.paper_accounting:
-                self.records.append(dataclasses.replace(rec, outcome="blocked", cause="horizon"))
+                self.records.append(rec.but(outcome="blocked", cause="horizon"))
             else:
                 self.records.append(rec)  # outcome "running"
         self._running.clear()

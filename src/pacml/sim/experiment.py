@@ -22,6 +22,9 @@ from pacml.graphs.partition import PartitionedGraph, partition
 from pacml.sim.jct import StepResult, simulate_step
 from pacml.sim.trace import Trace, TraceWorkload, trace_workload
 
+_UNKNOWN = object()
+"""A memo's answer for a key it lacks (None is an answer: the job does not place)."""
+
 
 @dataclass(frozen=True)
 class Allocation:
@@ -53,6 +56,9 @@ class JctCache:
     placements: dict[tuple[int, int, int], Allocation | None] = field(default_factory=dict)
     by_blocks: dict[tuple[int, int, tuple[int, ...]], Allocation | None] = field(default_factory=dict)
     first_blocks: dict[tuple[int, int], int] = field(default_factory=dict)
+    degree_steps: dict[tuple[int, int], tuple[tuple[int, float], ...]] = field(default_factory=dict)
+    """(graph, free mask) -> (degree, step time) of every degree the placer places there
+    (`ClusterModel.placed_step_times`): a decision's per-degree features in one lookup."""
     step_simulations: int = 0
     plan_memo: Any = None
     """The compiled look-ahead's copy of ``placements`` (a numba typed dict; `pacml.sim.lookahead_jit`)."""
@@ -63,11 +69,12 @@ class JctCache:
     """How many times they started over."""
 
     def forget_placements(self) -> None:
-        """Empty the memos keyed by free-server masks (``placements``, ``first_blocks`` and the
-        compiled look-ahead's ``plan_memo``); the partitions, steps and block-keyed outcomes,
+        """Empty the memos keyed by free-server masks (``placements``, ``first_blocks``,
+        ``degree_steps`` and the compiled look-ahead's ``plan_memo``); the partitions, steps and block-keyed outcomes,
         which a mask does not key, stay."""
         self.placements.clear()  # cleared in place: the look-ahead holds its ``get``
         self.first_blocks.clear()
+        self.degree_steps.clear()
         self.plan_memo = None
         self.placements_forgotten += 1
 
@@ -93,6 +100,7 @@ class ClusterModel:
         self.topology = RampTopology(cfg.cluster)
         self.place = PLACERS[cfg.cluster.placement]
         self._deciding: dict[tuple[int, int], tuple[int, ...] | None] = {}
+        self._partitioned_bytes: dict[tuple[int, int], float] = {}
         self.cache = cache if cache is not None else JctCache()
         cap = cfg.cluster.worker_memory_bytes
         for g in self.graphs:
@@ -185,12 +193,21 @@ class ClusterModel:
             self.cache.partitions[key] = pg
         return pg
 
+    def partitioned_bytes(self, g: int, action: int) -> float:
+        """Total op memory + dependency size of job graph ``g`` partitioned at ``action``."""
+        key = (g, action)
+        out = self._partitioned_bytes.get(key)
+        if out is None:
+            pg = self.partitioned(g, action)
+            out = self._partitioned_bytes[key] = float(pg.memory_bytes.sum() + pg.total_dep_size_bytes)
+        return out
+
     def allocate(self, g: int, action: int, free_mask: int) -> Allocation | None:
         """Where job graph ``g`` would go at ``action`` on ``free_mask``, and its step time."""
         key = (g, action, free_mask)
-        cache = self.cache.placements
-        if key in cache:
-            return cache[key]
+        hit = self.cache.placements.get(key, _UNKNOWN)
+        if hit is not _UNKNOWN:
+            return hit
         pg = self.partitioned(g, action)
         bkey = self._block_key(g, action, pg, free_mask)
         if bkey is not None and bkey in self.cache.by_blocks:
@@ -208,6 +225,20 @@ class ClusterModel:
         if bkey is not None:
             self.cache.by_blocks[bkey] = alloc
         return self.cache.remember_placement(key, alloc)
+
+    def placed_step_times(self, g: int, free_mask: int) -> tuple[tuple[int, float], ...]:
+        """(degree, step time) of every placeable degree up to the free count at which the
+        placer places job graph ``g`` on ``free_mask``, ascending: `allocate` over the decision
+        mask's degrees, memoised by (g, free_mask) (about half of a training's decisions find
+        their graph and mask there)."""
+        key = (g, free_mask)
+        hit = self.cache.degree_steps.get(key)
+        if hit is None:
+            free = free_mask.bit_count()
+            placed = ((a, self.allocate(g, a, free_mask)) for a in self.placeable if a <= free)
+            hit = tuple((a, alloc.step.step_time_s) for a, alloc in placed if alloc is not None)
+            self.cache.degree_steps[key] = hit
+        return hit
 
     def _block_key(self, g: int, action: int, pg: PartitionedGraph, free_mask: int) -> tuple | None:
         """(g, action, the first free block of each deciding degree), or None where the

@@ -44,6 +44,14 @@ class JobRecord:
     partitioned_bytes: float = 0.0
     """Partitioned job's total op memory + dependency size."""
 
+    def but(self, **changes) -> JobRecord:
+        """A copy with ``changes``: `dataclasses.replace` without its per-call checks of the
+        field names (the engine's hot path; its callers name fields that exist)."""
+        new = object.__new__(JobRecord)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        return new
+
     @property
     def accepted(self) -> bool:
         """Placed and within its JCT requirement at its arrival."""
