@@ -5,8 +5,10 @@ beta_a) and prints environment steps per second and the share of wall time spent
 collecting rollouts, in the simulation (Episode.step), featurisation
 (FeatureSpace.decision_vector) and the network's forward passes; then in PPO updates; the rest
 is validation and checkpoints. Targets: >= 2,000 steps per second (issue 5), then >= 6,000
-(issue 13). It trains the agent config.yaml describes (today the per-job agent, whose
-per-degree look-ahead features place the job at every degree), PPO alone.
+(issue 13; measured in docs/timings.md: the config's 8 environments cannot reach it, their
+updates alone allow about 7,000-8,000, and `--set ppo.num_envs=32` gave 4,700-5,900). It
+trains the agent config.yaml describes (today the per-job agent, whose per-degree look-ahead
+features place the job at every degree), PPO alone.
 
     python benchmarks/bench_train.py [--graphs DIR] [--steps 100000] [--dist beta_a] [--set KEY=VALUE ...]
 """
