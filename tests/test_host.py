@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from pacml.kernels import KERNEL_PINS, NATIVE_VARIABLE
 from pacml.train.host import cpu_facts
 
 CPUINFO = """processor	: 0
@@ -46,21 +47,67 @@ def test_cpu_facts_without_cpuinfo_still_name_the_machine(tmp_path):
     assert cpu_facts(str(tmp_path / "missing"))["cpu_model"]
 
 
+def _run(code: str, env: dict[str, str], *args: str) -> str:
+    out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
 def _record(env: dict[str, str]) -> dict:
-    code = "import json; from pacml.train.host import host_record; print(json.dumps(host_record()))"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)
+    return json.loads(
+        _run("import json; from pacml.train.host import host_record; print(json.dumps(host_record()))", env)
+    )
+
+
+CLEAN = {k: v for k, v in os.environ.items() if k not in (*KERNEL_PINS, NATIVE_VARIABLE)}
 
 
 def test_the_record_names_the_kernels_torch_dispatches_to_and_the_pins_set():
     pytest.importorskip("torch")
-    env = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR")}
-    native = _record(env)
-    assert not any(k.startswith("env.") and k[4:] in ("ATEN_CPU_CAPABILITY", "MKL_CBWR") for k in native)
-    pinned = _record({**env, "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"})
-    # 'default' is ATen's scalar kernels, on every CPU: the record says what torch really uses
-    assert pinned["torch_cpu_capability"] == "NO AVX" != native["torch_cpu_capability"]
-    assert pinned["env.ATEN_CPU_CAPABILITY"] == "default" and pinned["env.MKL_CBWR"] == "COMPATIBLE"
-    assert {k: v for k, v in pinned.items() if not k.startswith("env.") and k != "torch_cpu_capability"} == {
-        k: v for k, v in native.items() if k != "torch_cpu_capability"
+    pinned = _record(CLEAN)  # importing pacml.train pins the kernels (pacml.kernels)
+    assert {k[4:]: v for k, v in pinned.items() if k.startswith("env.")} == KERNEL_PINS
+    if pinned["cpu_vector_isa"] in ("avx2", "avx512f"):
+        assert pinned["torch_cpu_capability"] == "AVX2"
+    native = _record({**CLEAN, NATIVE_VARIABLE: "1"})
+    assert {k for k in native if k.startswith("env.")} == {f"env.{NATIVE_VARIABLE}"}
+    if native["cpu_vector_isa"] == "avx512f":
+        assert native["torch_cpu_capability"] == "AVX512"
+    # a variable the user set wins: 'default' is ATen's scalar kernels, on every CPU
+    own = _record({**CLEAN, "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"})
+    assert own["torch_cpu_capability"] == "NO AVX"
+    assert own["env.ATEN_CPU_CAPABILITY"] == "default" and own["env.MKL_CBWR"] == "COMPATIBLE"
+    assert own["env.ONEDNN_MAX_CPU_ISA"] == "AVX2"  # the one left unset is pinned
+    assert {k: v for k, v in own.items() if not k.startswith("env.") and k != "torch_cpu_capability"} == {
+        k: v for k, v in native.items() if not k.startswith("env.") and k != "torch_cpu_capability"
     }
+
+
+# torch operations whose last bits depend on the kernels (MKL's matrix products, ATen's
+# reductions), as one hash; pacml.agent is imported after torch, as ppo.py does
+_KERNEL_HASH = """
+import hashlib, sys
+import torch
+if sys.argv[1:] == ["agent"]:
+    import pacml.agent
+torch.set_num_threads(1)
+g = torch.Generator().manual_seed(0)
+a, b = torch.randn(257, 129, generator=g), torch.randn(129, 65, generator=g)
+x = torch.randn(1000, 64, generator=g, requires_grad=True)
+torch.relu(x @ torch.randn(64, 32, generator=g)).sum().backward()
+h = hashlib.md5()
+for t in (a @ b, torch.nn.functional.layer_norm(a, (129,)), torch.logsumexp(a, 1), x.grad):
+    h.update(t.numpy().tobytes())
+print(h.hexdigest())
+"""
+
+
+def test_importing_the_agent_after_torch_pins_its_kernels_like_variables_set_at_start():
+    """The pin is set when pacml.agent is imported, after torch: torch and MKL read the
+    variables at their first operation, so the numbers equal a process started with them
+    set. On an AVX-512 machine the unpinned numbers differ (the reason for the pin)."""
+    pytest.importorskip("torch")
+    at_start = _run(_KERNEL_HASH, {**CLEAN, **KERNEL_PINS})
+    on_import = _run(_KERNEL_HASH, CLEAN, "agent")
+    assert on_import == at_start
+    native = _run(_KERNEL_HASH, {**CLEAN, NATIVE_VARIABLE: "1"}, "agent")
+    if cpu_facts()["cpu_vector_isa"] == "avx512f":
+        assert native != at_start

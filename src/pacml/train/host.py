@@ -1,17 +1,14 @@
 """The machine a training ran on: what sets the last digits of its weights.
 
 The simulator and the baselines give the same numbers on every machine. A trained agent
-does not: torch's own kernels (ATen) and MKL pick their vector instructions when the process
-starts (AVX2, AVX-512), and kernels of different widths sum in different orders, so the same
-seed and config give weights that differ in their last bits, then decisions that differ now
-and then, then another agent (measured in the README, "Reproducibility"). So every training
-records its host (``curve.json``'s ``host``, the MLflow run's ``host.*`` tags: a killed run
-continued on another host records the one that finished it), and a user who wants another
-machine's numbers can see which kernels to pin:
-
-    ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 pacml train ...
-
-(torch's and MKL's own variables, read once when torch loads; the record shows the ones set).
+gives the same numbers only where torch and MKL run the same kernels: kernels of different
+vector widths (AVX2, AVX-512) sum in different orders, so the same seed and config give
+weights that differ in their last bits, then decisions that differ now and then, then
+another agent (measured in the README, "Reproducibility"). `pacml.kernels` pins them to AVX2
+by default. Every training records its host (``curve.json``'s ``host``, the MLflow run's
+``host.*`` tags: a killed run continued on another host records the one that finished it):
+the CPU, the kernel level torch dispatched to and the kernel variables set, so a user can
+see which kernels made an agent.
 """
 
 from __future__ import annotations
@@ -19,7 +16,13 @@ from __future__ import annotations
 import os
 import platform
 
-PIN_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA")
+PIN_VARIABLES = (
+    "ATEN_CPU_CAPABILITY",
+    "MKL_CBWR",
+    "MKL_ENABLE_INSTRUCTIONS",
+    "ONEDNN_MAX_CPU_ISA",
+    "PACML_NATIVE_KERNELS",
+)
 """The environment variables that choose torch's and MKL's kernels (recorded when set)."""
 
 
