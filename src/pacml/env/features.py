@@ -273,12 +273,11 @@ class FeatureSpace:
             out[3] = LogScales.scale(beta * seq, self.scales.seconds)
         out[4] = beta  # beta, min-max over [0, 1]
         out[5] = beta  # raw beta
-        if job is None:
-            pass  # out[8], the graph's training steps, is static
-        elif self.scales is None:
-            out[8] = _minmax(job[1], *self._steps_range)
-        else:
-            out[8] = LogScales.scale(job[1], self.scales.counts)
+        if job is not None:  # the job's own training steps (else its graph's, static)
+            if self.scales is None:
+                out[8] = _minmax(job[1], *self._steps_range)
+            else:
+                out[8] = LogScales.scale(job[1], self.scales.counts)
         out[15] = 1.0 - free_workers / self.num_workers  # occupied fraction
         out[16] = running_jobs / self.num_workers
         a = self.num_actions
