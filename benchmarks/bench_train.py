@@ -89,7 +89,10 @@ def main() -> None:
         shutil.rmtree(out)
     sim, feat = inside["simulation"], inside["featurisation"]
     forward = inside["rollout"] - sim - feat
-    print(f"steps={result.global_step} updates={result.updates} wall={wall:.1f} s (one torch thread)")
+    print(
+        f"steps={result.global_step} updates={result.updates} wall={wall:.1f} s (one torch thread, "
+        f"{torch.backends.cpu.get_cpu_capability()} kernels: pacml.kernels)"
+    )
     print(f"environment steps per second: {result.global_step / wall:,.0f}")
     rows = (
         ("rollouts: simulation", sim),
