@@ -290,9 +290,11 @@ class FeatureSpace:
         """The degrees the agent may choose: the engine's mask, and with ``feasible_mask`` only
         those the placer can place now whose exact JCT meets the requirement (0 always)."""
         mask = decision.mask.copy()
-        if self.feasible_mask:
-            for d in np.flatnonzero(mask[1:]) + 1:
-                mask[d] = decision.meets_requirement(int(d))
+        if self.feasible_mask:  # `Decision.meets_requirement` for each degree, from the features' memo
+            mask[1:] = False
+            steps, acceptable = decision.num_training_steps, decision.max_acceptable_jct_s
+            for d, step_time_s in decision.placed_step_times():
+                mask[d] = step_time_s * steps <= acceptable
         return mask
 
     def decision_vector(self, decision) -> np.ndarray:

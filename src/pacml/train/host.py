@@ -16,13 +16,9 @@ from __future__ import annotations
 import os
 import platform
 
-PIN_VARIABLES = (
-    "ATEN_CPU_CAPABILITY",
-    "MKL_CBWR",
-    "MKL_ENABLE_INSTRUCTIONS",
-    "ONEDNN_MAX_CPU_ISA",
-    "PACML_NATIVE_KERNELS",
-)
+from pacml.kernels import KERNEL_PINS, NATIVE_VARIABLE
+
+PIN_VARIABLES = (*KERNEL_PINS, "MKL_ENABLE_INSTRUCTIONS", NATIVE_VARIABLE)
 """The environment variables that choose torch's and MKL's kernels (recorded when set)."""
 
 
