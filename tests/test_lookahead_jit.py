@@ -86,25 +86,77 @@ def test_compiled_counts_equal_the_python_loop(seed, accounting):
     assert got.min() < got.max()  # the degrees and bases are told apart
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_compiled_counts_equal_the_python_loop_on_64_workers(seed):
-    """Free masks that use all 64 bits of the kernel's uint64."""
-    m = ClusterModel(
-        toy_pool(),
+def big_model(servers_per_rack: int, *overrides: str, pool=None) -> ClusterModel:
+    """4 x 4 racks of ``servers_per_rack`` servers, every degree allowed, busy."""
+    return ClusterModel(
+        pool or toy_pool(),
         load_config(
             overrides=[
                 "cluster.communication_groups=4",
                 "cluster.racks_per_group=4",
-                "cluster.servers_per_rack=4",
-                "cluster.max_degree=64",
+                f"cluster.servers_per_rack={servers_per_rack}",
+                f"cluster.max_degree={16 * servers_per_rack}",
                 "workload.offered_load=2.0",
+                *overrides,
             ]
         ),
     )
+
+
+@pytest.mark.parametrize(("servers_per_rack", "seed"), [(4, 0), (4, 1), (8, 0), (16, 0), (16, 1)])
+def test_compiled_counts_equal_the_python_loop_on_64_to_256_workers(servers_per_rack, seed):
+    """Free masks that use the last bit of the kernel's words: one uint64 at 64 workers, four
+    at 128 (the last two always empty) and 256."""
+    m = big_model(servers_per_rack)
+    top = m.topology.num_workers - 1
     rng = np.random.default_rng(seed)
-    d = state_after(m, seed, 30)
-    assert d.snapshot().free_mask >> 63 or any(mask >> 63 for _, _, mask in d.snapshot().departures)
+    d = state_after(m, seed, 30 * servers_per_rack // 4)
+    assert d.snapshot().free_mask >> top or any(mask >> top for _, _, mask in d.snapshot().departures)
     assert_counts_match(m, d, random_futures(m, d, rng, 3, 60), ["fixed-4", "para_max"])
+
+
+@pytest.mark.parametrize("servers_per_rack", [4, 16])
+def test_the_kernels_block_code_keys_placements_as_the_model_does(servers_per_rack):
+    """Two free masks get the same code for (g, a) exactly when the model's block key says the
+    placer places the job the same way on both: the code may stand for the mask in the memo."""
+    from pacml.graphs.opgraph import training_graph
+
+    times = np.array([1e-5, 2e-5, 4e-5, 3e-3])  # split 1, 2, 4 (backward 2, 4, 8) and a ways
+    mixed = training_graph(
+        name="mixed",
+        forward_names=[f"node{i + 1}" for i in range(4)],
+        descriptions=[f"op{i}" for i in range(4)],
+        forward_time_s=times,
+        backward_time_s=2 * times,
+        activation_bytes=np.full(4, 1e6),
+        parameter_bytes=np.full(4, 1e5),
+        forward_edges=[(0, 1), (1, 2), (2, 3)],
+        last_forward=3,
+        num_training_steps=50,
+    )
+    m = big_model(servers_per_rack, pool=[*toy_pool(), mixed])
+    plan = lookahead_jit._plan(m)
+    rng = np.random.default_rng(servers_per_rack)
+    n = m.topology.num_workers
+    decided = 0
+    for g in range(len(m.graphs)):
+        for a in m.topology.placeable_degrees[:6]:
+            plan.learn(g, a)
+            if plan.state[g, a] != lookahead_jit._DECIDED:
+                continue
+            decided += 1
+            code_of, key_of = {}, {}
+            for i in range(400):  # masks from nearly empty to nearly full
+                free = sum(1 << int(j) for j in np.flatnonzero(rng.random(n) < rng.random()))
+                if i % 2:  # only the top servers free: the first free blocks are the last ones, or none
+                    free &= -1 << int(rng.integers(n - 2 * a, n + 1))
+                words = lookahead_jit._words(free, plan.words)
+                code = int(lookahead_jit._block_code(plan.tables(), g, a, words))
+                key = m._block_key(g, a, m.partitioned(g, a), free)
+                assert code_of.setdefault(key, code) == code and key_of.setdefault(code, key) == key
+            assert len(code_of) > 3  # the masks were told apart
+    assert decided >= 6
+    assert plan.num_degrees.max() >= 3  # codes of several blocks: the radix matters
 
 
 def test_compiled_counts_with_trace_steps_equal_the_python_loop():
@@ -174,13 +226,11 @@ def test_unsupported_settings_run_the_python_loop():
     assert Rollout(m, "beta_a", m.cfg.planning, "fixed-4").compiled is True
     with pytest.raises(ValueError, match="count-based bases"):
         Rollout(m, "beta_a", m.cfg.planning, "para_min", compiled=True)
-    big = ClusterModel(
-        toy_pool(),
-        load_config(
-            overrides=["cluster.communication_groups=4", "cluster.racks_per_group=4", "cluster.servers_per_rack=8"]
-        ),
-    )
-    assert not lookahead_jit.supported(big, (base_rule("fixed-4", big),))
+    assert lookahead_jit.supported(big_model(16), (base_rule("fixed-4", m),))
+    too_big = big_model(32)  # 512 workers
+    assert not lookahead_jit.supported(too_big, (base_rule("fixed-4", too_big),))
+    with pytest.raises(ValueError, match="256 workers"):
+        Rollout(too_big, "beta_a", too_big.cfg.planning, "fixed-4", compiled=True)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

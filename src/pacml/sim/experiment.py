@@ -61,7 +61,8 @@ class JctCache:
     (`ClusterModel.placed_step_times`): a decision's per-degree features in one lookup."""
     step_simulations: int = 0
     plan_memo: Any = None
-    """The compiled look-ahead's copy of ``placements`` (a numba typed dict; `pacml.sim.lookahead_jit`)."""
+    """The compiled look-ahead's copy of ``placements`` and ``by_blocks`` (numba typed dicts, with
+    the tables that code a mask's deciding blocks; `pacml.sim.lookahead_jit`)."""
     max_placements: int = 2_000_000
     """Entries of ``placements`` kept before the mask-keyed memos start over (a memory bound;
     the answers are the same either way)."""
@@ -240,12 +241,19 @@ class ClusterModel:
             self.cache.degree_steps[key] = hit
         return hit
 
+    def deciding(self, g: int, action: int, pg: PartitionedGraph | None = None) -> tuple[int, ...] | None:
+        """The degrees whose first free blocks decide job graph ``g``'s placement at ``action``
+        on every occupancy (`deciding_degrees`), or None; memoised."""
+        key = (g, action)
+        if key not in self._deciding:
+            pg = self.partitioned(g, action) if pg is None else pg
+            self._deciding[key] = deciding_degrees(pg, self.topology, self.cfg.cluster.placement)
+        return self._deciding[key]
+
     def _block_key(self, g: int, action: int, pg: PartitionedGraph, free_mask: int) -> tuple | None:
         """(g, action, the first free block of each deciding degree), or None where the
         placer's result depends on more than those blocks (`deciding_degrees`)."""
-        if (g, action) not in self._deciding:
-            self._deciding[(g, action)] = deciding_degrees(pg, self.topology, self.cfg.cluster.placement)
-        degrees = self._deciding[(g, action)]
+        degrees = self.deciding(g, action, pg)
         if degrees is None:
             return None
         first = self.cache.first_blocks

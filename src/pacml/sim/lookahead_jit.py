@@ -7,15 +7,19 @@ operations in the same order (numba leaves fastmath off), over a whole decision'
 future) pairs in one call, so the scores are identical to the last bit (`tests/test_lookahead_jit.py`
 checks both on random states and whole planner episodes).
 
-It covers what the hot path needs: free-server masks of at most 64 workers (uint64), base
-policies that depend on the free count alone (`ByFreeCount`: fixed-K, sequential, para_max),
-with or without per-job training steps (trace arrivals). Anything else (para_min as a base, a
-cluster over 64 workers) runs the Python loop; `supported` says which.
+It covers what the hot path needs: clusters of at most 256 workers (a free-server mask is a
+tuple of uint64 words: one up to 64 workers, four up to 256; `words_for`), base policies that
+depend on the free count alone (`ByFreeCount`: fixed-K, sequential, para_max), with or without
+per-job training steps (trace arrivals). Anything else (para_min as a base, a cluster over 256
+workers) runs the Python loop; `supported` says which.
 
-Placements come from the model's own `allocate`: the kernel reads a typed dict of (graph,
-degree, free mask) -> (workers mask, step time), held on the model's `JctCache` (``plan_memo``)
-like every other memo, and returns to Python on a key it lacks; Python places the job, stores
-the result and the kernel resumes at the pair it stopped in (that pair from its start).
+Placements come from the model's own `allocate`, through two typed dicts held on the model's
+`JctCache` (``plan_memo``, a `_Plan`) like every other memo: one keyed by (graph, degree, free
+mask), and one keyed by (graph, degree, the first free blocks of the degrees that decide the
+placement, coded as one number), the model's ``by_blocks`` memo, which answers for masks never
+seen (at 128 workers and more masks rarely repeat). A pair of (degree, future) that meets a
+placement neither holds is set aside; when every pair has run, Python places the jobs set
+aside, stores the results and the kernel runs those pairs again from their start.
 Only the planners import this module (numba with it), so `import pacml` stays free of numba.
 The kernels are cached (numba's `cache=True`, beside this file): a process compiles them once
 (about 7 s), later processes load them.
@@ -28,6 +32,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit, types
+from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.typed import Dict
 
 from pacml.sim.lookahead import ByFreeCount, ClusterState
@@ -35,8 +40,14 @@ from pacml.sim.lookahead import ByFreeCount, ClusterState
 if TYPE_CHECKING:
     from pacml.sim.engine import ClusterModel
 
-MAX_WORKERS = 64
-"""Free-server masks are uint64 in the kernel."""
+MAX_WORKERS = 256
+"""A free-server mask is a tuple of uint64 words in the kernel (`words_for`): one word up to 64
+workers, four up to 256; word i holds workers 64 i to 64 i + 63."""
+
+
+def words_for(num_workers: int) -> int:
+    """Words of a free-server mask on a cluster of ``num_workers`` (one kernel per count)."""
+    return 1 if num_workers <= 64 else 4
 
 
 def supported(model: ClusterModel, bases) -> bool:
@@ -49,8 +60,18 @@ _M2 = np.uint64(0x3333333333333333)
 _M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
 _H01 = np.uint64(0x0101010101010101)
 _ZERO = np.uint64(0)
-_KEY = types.Tuple((types.int64, types.int64, types.uint64))
-_VALUE = types.Tuple((types.uint64, types.float64))
+_WORD = (1 << 64) - 1
+
+
+def _types(words: int):
+    """The memo's flat key (graph, degree, *free words) and value (*workers words, step time)."""
+    mask = (types.uint64,) * words
+    return types.Tuple((types.int64, types.int64, *mask)), types.Tuple((*mask, types.float64))
+
+
+_KEY1, _VALUE1 = _types(1)
+_KEY4, _VALUE4 = _types(4)
+_BLOCK_KEY = types.UniTuple(types.int64, 3)
 
 
 @njit(cache=True)
@@ -61,32 +82,94 @@ def _popcount(x):
     return np.int64((x * _H01) >> np.uint64(56))
 
 
+# Masks of any word count: numba compiles each helper once per tuple length, so the one-word
+# kernel does the single uint64 operation it always did.
+
+
 @njit(cache=True)
-def _one(memo, cluster, job, a0, times, graphs, betas, ksteps, table, pool):
+def _count(m):
+    c = np.int64(0)
+    for i in range(len(m)):
+        c += _popcount(m[i])
+    return c
+
+
+@njit(cache=True)
+def _take(free, m):
+    out = free
+    for i in range(len(free)):
+        out = tuple_setitem(out, i, free[i] & ~m[i])
+    return out
+
+
+@njit(cache=True)
+def _give(free, m):
+    out = free
+    for i in range(len(free)):
+        out = tuple_setitem(out, i, free[i] | m[i])
+    return out
+
+
+@njit(cache=True)
+def _is_empty(m):
+    for i in range(len(m)):
+        if m[i] != _ZERO:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _empty_like(m):
+    out = m
+    for i in range(len(m)):
+        out = tuple_setitem(out, i, _ZERO)
+    return out
+
+
+def _words(mask: int, words: int) -> tuple[np.uint64, ...]:
+    """A Python int mask as the kernel's words."""
+    return tuple(np.uint64((mask >> (64 * i)) & _WORD) for i in range(words))
+
+
+def _int(words) -> int:
+    return sum(int(w) << (64 * i) for i, w in enumerate(words))
+
+
+@njit(cache=True)
+def _one(memo, blocks, cluster, job, a0, times, graphs, betas, ksteps, table, pool):
     """The loop of `lookahead.blocked_after` for degree ``a0`` on one future (``times``, ``graphs``,
     ``betas``, ``ksteps``) continued by the base rule ``table``: (blocked, 0, 0, 0), or
-    (-1, g, a, free) at a placement the memo lacks. The tuples are built by `count_blocked`."""
+    (-1, g, a, free) at a placement the memos lack. The tuples are built by `count_blocked`."""
     free, dep_t, dep_seq, dep_mask, next_seq, t0 = cluster
     g0, b0, k0 = job
     horizon, paper, seq, n_graph_steps, step_s, use_steps = pool
-    heap = [(0.0, np.int64(0), _ZERO)]
+    none = _empty_like(free)
+    heap = [(0.0, np.int64(0), none)]
     heap.pop()
-    for j in range(dep_t.shape[0]):
-        heap.append((dep_t[j], dep_seq[j], dep_mask[j]))  # sorted, hence a valid heap
+    for j in range(dep_t.shape[0]):  # sorted, hence a valid heap
+        row = none
+        for w in range(dep_mask.shape[1]):
+            row = tuple_setitem(row, w, dep_mask[j, w])
+        heap.append((dep_t[j], dep_seq[j], row))
     n = next_seq
     blocked = 0
-    nfree = _popcount(free)
+    nfree = _count(free)
     t, g, b, a, k = t0, g0, b0, a0, k0
     i, count = -1, times.shape[0]
     while True:
         if a == 0 or a > nfree:
             blocked += 1
         else:
-            key = (g, a, free)
-            if key not in memo:
-                return -1, g, a, free
-            mask, step_time_s = memo[key]
-            if mask == _ZERO:  # no placement
+            key = (g, a) + free
+            if key in memo:
+                value = memo[key]
+            else:  # the placement its first free blocks decide (`_Plan`), if known
+                code = _block_code(blocks, g, a, free)
+                if code < 0 or (g, a, code) not in blocks[0]:
+                    return -1, g, a, free
+                value = blocks[0][(g, a, code)]
+            mask, step_time_s = value[:-1], value[-1]
+            if _is_empty(mask):  # no placement
                 blocked += 1
             else:
                 if use_steps:
@@ -100,20 +183,20 @@ def _one(memo, cluster, job, a0, times, graphs, betas, ksteps, table, pool):
                 else:
                     if paper and t + jct > horizon:
                         blocked += 1  # will be counted blocked at the horizon
-                    free = free & ~mask
-                    nfree = _popcount(free)
+                    free = _take(free, mask)
+                    nfree = _count(free)
                     heapq.heappush(heap, (t + jct, n, mask))
                     n += 1
         i += 1
         if i >= count:
-            return blocked, 0, 0, _ZERO
+            return blocked, 0, 0, none
         t = times[i]
         if t >= horizon:
-            return blocked, 0, 0, _ZERO
+            return blocked, 0, 0, none
         if len(heap) > 0 and heap[0][0] <= t:
             while len(heap) > 0 and heap[0][0] <= t:
-                free = free | heapq.heappop(heap)[2]
-            nfree = _popcount(free)
+                free = _give(free, heapq.heappop(heap)[2])
+            nfree = _count(free)
         g, b = graphs[i], betas[i]
         if use_steps:
             k = ksteps[i]
@@ -121,35 +204,158 @@ def _one(memo, cluster, job, a0, times, graphs, betas, ksteps, table, pool):
 
 
 @njit(cache=True)
-def _batch(memo, out, start, cluster, job, degrees, times, graphs, betas, ksteps, tables, pool):
-    """out[base, degree, future] from pair ``start`` on, in that order; (-1, 0, 0, 0) when done,
-    else (the pair, g, a, free) of the placement the memo lacks."""
+def _batch(
+    memo, blocks, out, pairs, missed, missed_free, cluster, job, degrees, times, graphs, betas, ksteps, tables, pool
+):
+    """out[base, degree, future] for each pair in ``pairs`` (its index in out's order); a pair that
+    meets a placement the memos lack is left for later, its index, g and a written to the next
+    row of ``missed`` and the free words to ``missed_free``. Returns the number left."""
     nb, nd, nk = out.shape
-    for p in range(start, nb * nd * nk):
+    m = 0
+    for p in pairs:
         q, f = p // nk, p % nk
         bi, d = q // nd, q % nd
-        r, g, a, fr = _one(memo, cluster, job, degrees[d], times[f], graphs[f], betas[f], ksteps[f], tables[bi], pool)
+        r, g, a, fr = _one(
+            memo, blocks, cluster, job, degrees[d], times[f], graphs[f], betas[f], ksteps[f], tables[bi], pool
+        )
         if r < 0:
-            return p, g, a, fr
-        out[bi, d, f] = r
-    return -1, 0, 0, _ZERO
+            missed[m, 0], missed[m, 1], missed[m, 2] = p, g, a
+            for w in range(len(fr)):
+                missed_free[m, w] = fr[w]
+            m += 1
+        else:
+            out[bi, d, f] = r
+    return m
 
 
 @njit(cache=True)
-def _new_memo():
-    """An empty memo, made in compiled code: the interpreter's own typed-dict calls compile
+def _first_block(free, masks, first, count):
+    """Index of the first of ``count`` blocks (rows ``first``.. of ``masks``) all free; -1 if none:
+    `pacml.cluster.placement.first_free_block`."""
+    for i in range(count):
+        fits = True
+        for w in range(len(free)):
+            if masks[first + i, w] & ~free[w] != _ZERO:
+                fits = False
+                break
+        if fits:
+            return i
+    return -1
+
+
+@njit(cache=True)
+def _block_code(blocks, g, a, free):
+    """The first free block of each of (g, a)'s deciding degrees, as one number (mixed radix);
+    -1 where they do not decide the placement or are not known yet."""
+    _, state, degrees, num_degrees, masks, first, count = blocks
+    if state[g, a] != _DECIDED:
+        return np.int64(-1)
+    code = np.int64(0)
+    for j in range(num_degrees[g, a]):
+        n = degrees[g, a, j]
+        code = code * (count[n] + 1) + _first_block(free, masks, first[n], count[n]) + 1
+    return code
+
+
+@njit(cache=True)
+def _new_memos1():
+    """Empty memos, made in compiled code: the interpreter's own typed-dict calls compile
     their methods afresh in every process (seconds)."""
-    return Dict.empty(key_type=_KEY, value_type=_VALUE)
+    return Dict.empty(key_type=_KEY1, value_type=_VALUE1), Dict.empty(key_type=_BLOCK_KEY, value_type=_VALUE1)
 
 
 @njit(cache=True)
-def _store(memo, g, a, free, mask, step_time_s):
-    memo[(g, a, free)] = (mask, step_time_s)
+def _new_memos4():
+    return Dict.empty(key_type=_KEY4, value_type=_VALUE4), Dict.empty(key_type=_BLOCK_KEY, value_type=_VALUE4)
 
 
-def _memo(model: ClusterModel):
+@njit(cache=True)
+def _store(memo, blocks, empty, keys, frees, masks, step_times_s):
+    """Row i: job graph keys[i, 0] at degree keys[i, 1] on free words frees[i] is placed on
+    masks[i] (all zero: nowhere) with step time step_times_s[i]. ``empty``: a mask of no worker."""
+    free, mask = empty, empty
+    for i in range(keys.shape[0]):
+        for w in range(frees.shape[1]):
+            free = tuple_setitem(free, w, frees[i, w])
+            mask = tuple_setitem(mask, w, masks[i, w])
+        g, a = keys[i, 0], keys[i, 1]
+        value = mask + (step_times_s[i],)
+        memo[(g, a) + free] = value
+        code = _block_code(blocks, g, a, free)
+        if code >= 0:
+            blocks[0][(g, a, code)] = value
+
+
+_UNKNOWN, _DECIDED, _UNDECIDED = 0, 1, 2
+
+
+class _Plan:
+    """The kernel's memos and placement tables for one model, held on its `JctCache`
+    (``plan_memo``) and dropped with the other mask-keyed memos (`JctCache.forget_placements`).
+
+    ``memo``: (g, a, *free words) -> (*workers words, step time), every placement the kernel
+    asked Python for. ``by_blocks``: (g, a, code) -> the same, where the first free blocks of
+    the degrees that decide (g, a)'s placement (`ClusterModel.deciding`) are coded in ``code``:
+    the model's ``by_blocks`` memo, so a placement on a mask never seen is found without
+    Python when its deciding blocks were (at 128 workers and more, where masks rarely repeat,
+    almost always). ``state[g, a]``: whether (g, a)'s deciding degrees are known, and whether
+    they decide; ``degrees[g, a, :num_degrees[g, a]]`` lists them; the blocks of n servers are
+    rows ``first[n]``.. ``first[n] + count[n]`` of ``masks`` (`RampTopology.blocks` in order).
+    """
+
+    def __init__(self, model: ClusterModel):
+        topo = model.topology
+        self.model = model
+        self.words = words_for(topo.num_workers)
+        self.memo, self.by_blocks = (_new_memos1 if self.words == 1 else _new_memos4)()
+        top = topo.num_workers  # a degree the kernel places is at most the free count
+        shape = (len(model.graphs), top + 1)
+        self.state = np.full(shape, _UNKNOWN, dtype=np.int64)
+        self.degrees = np.zeros((*shape, top), dtype=np.int64)
+        self.num_degrees = np.zeros(shape, dtype=np.int64)
+        self._block_masks: dict[int, np.ndarray] = {}
+        self.first = np.zeros(top + 1, dtype=np.int64)
+        self.count = np.zeros(top + 1, dtype=np.int64)
+        self.masks = np.zeros((0, self.words), dtype=np.uint64)
+
+    def tables(self) -> tuple:
+        return (self.by_blocks, self.state, self.degrees, self.num_degrees, self.masks, self.first, self.count)
+
+    def learn(self, g: int, a: int) -> None:
+        """Fill in (g, a)'s deciding degrees, and the blocks of any degree not seen before."""
+        if self.state[g, a] != _UNKNOWN:
+            return
+        deciding = self.model.deciding(g, a)
+        if deciding is None:
+            self.state[g, a] = _UNDECIDED
+            return
+        topo = self.model.topology
+        for n in deciding:
+            if n not in self._block_masks:
+                rows = [_words(bmask, self.words) for bmask, _servers in topo.blocks(n)]
+                self._block_masks[n] = np.array(rows, dtype=np.uint64).reshape(len(rows), self.words)
+                self._pack()
+        radix = 1
+        for n in deciding:
+            radix *= int(self.count[n]) + 1
+        if radix >= 1 << 62:  # the code would overflow: these keep to the mask-keyed memo
+            self.state[g, a] = _UNDECIDED
+            return
+        self.degrees[g, a, : len(deciding)] = deciding
+        self.num_degrees[g, a] = len(deciding)
+        self.state[g, a] = _DECIDED
+
+    def _pack(self) -> None:
+        first = 0
+        for n in sorted(self._block_masks):
+            self.first[n], self.count[n] = first, len(self._block_masks[n])
+            first += len(self._block_masks[n])
+        self.masks = np.concatenate([self._block_masks[n] for n in sorted(self._block_masks)])
+
+
+def _plan(model: ClusterModel) -> _Plan:
     if model.cache.plan_memo is None:
-        model.cache.plan_memo = _new_memo()
+        model.cache.plan_memo = _Plan(model)
     return model.cache.plan_memo
 
 
@@ -170,20 +376,21 @@ def count_blocked(
     ``blocked_after(model, state, graph, beta, degrees[d], times_s[f], graphs[f], betas[f],
     bases[b], steps, future_steps[f])``. ``times_s``, ``graphs``, ``betas`` (and
     ``future_steps``) are (futures, H) arrays."""
-    memo = _memo(model)
+    plan = _plan(model)
+    nw = plan.words
     w = model.cfg.workload
     deps = state.departures
     nd = len(deps)
     dep_t = np.fromiter((x[0] for x in deps), np.float64, nd)
     dep_seq = np.fromiter((x[1] for x in deps), np.int64, nd)
-    dep_mask = np.fromiter((x[2] for x in deps), np.uint64, nd)
+    dep_mask = np.array([_words(x[2], nw) for x in deps], dtype=np.uint64).reshape(nd, nw)
     times = np.ascontiguousarray(times_s, dtype=np.float64)
     nk = times.shape[0]
     use_steps = steps is not None
     ksteps = np.ascontiguousarray(future_steps if use_steps else np.zeros((nk, 0)), dtype=np.int64)
     tables = np.array([b.degree_by_free for b in bases], dtype=np.int64)
     out = np.empty((len(bases), len(degrees), nk), dtype=np.int64)
-    cluster = (np.uint64(state.free_mask), dep_t, dep_seq, dep_mask, state.next_seq, float(state.time_s))
+    cluster = (_words(state.free_mask, nw), dep_t, dep_seq, dep_mask, state.next_seq, float(state.time_s))
     job = (int(graph), float(beta), int(steps) if use_steps else 0)
     pool = (
         float(w.horizon_s),
@@ -204,15 +411,25 @@ def count_blocked(
         tables,
         pool,
     )
-    start = 0
+    # every pair runs; those that meet a placement the memos lack wait while Python places
+    # them all, then run again from their start (a few kernel calls a decision, not one a miss)
+    pairs = np.arange(out.size, dtype=np.int64)
+    missed = np.empty((out.size, 3), dtype=np.int64)
+    missed_free = np.empty((out.size, nw), dtype=np.uint64)
     while True:
-        p, g, a, free = _batch(memo, out, start, *args)
-        if p < 0:
+        m = _batch(plan.memo, plan.tables(), out, pairs, missed, missed_free, *args)
+        if m == 0:
             return out
-        alloc = model.allocate(int(g), int(a), int(free))
-        key = (np.int64(g), np.int64(a), np.uint64(free))
-        if alloc is None:
-            _store(memo, *key, _ZERO, 0.0)
-        else:
-            _store(memo, *key, np.uint64(alloc.workers_mask), float(alloc.step.step_time_s))
-        start = p
+        wanted = {(int(g), int(a), _int(free)): None for (_, g, a), free in zip(missed[:m], missed_free[:m])}
+        keys = np.array([(g, a) for g, a, _ in wanted], dtype=np.int64)
+        frees = np.array([_words(free, nw) for *_, free in wanted], dtype=np.uint64).reshape(len(keys), nw)
+        masks = np.zeros_like(frees)
+        step_times_s = np.zeros(len(keys))
+        for i, (g, a, free) in enumerate(wanted):
+            plan.learn(g, a)
+            alloc = model.allocate(g, a, free)
+            if alloc is not None:
+                masks[i] = _words(alloc.workers_mask, nw)
+                step_times_s[i] = alloc.step.step_time_s
+        _store(plan.memo, plan.tables(), _words(0, nw), keys, frees, masks, step_times_s)
+        pairs = missed[:m, 0].copy()
