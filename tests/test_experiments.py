@@ -118,6 +118,23 @@ def test_a_new_distribution_in_an_experiment_stays_in_the_experiment():
         ("{reference: false}", "experiments.e.reference"),
         ("{train_in: main, train_overrides: {trace.first_row: 5}}", "experiments.e.train_overrides"),
         ("{train_overrides: {trace.nosuch: 5}}", "experiments.e.train_overrides.trace.nosuch"),
+        ("{setting_overrides: {8: {imitation.iterations: 2}}}", "experiments.e.setting_overrides"),
+        (
+            "{sweep: {cluster.max_degree: [4, 8]}, setting_overrides: {16: {imitation.iterations: 2}}}",
+            r"experiments.e.setting_overrides.16.*not a value of the sweep",
+        ),
+        (
+            "{sweep: {cluster.max_degree: [4, 8]}, setting_overrides: {8: {cluster.max_degree: 2}}}",
+            r"experiments.e.setting_overrides.8.cluster.max_degree.*the sweep sets",
+        ),
+        (
+            "{sweep: {cluster.max_degree: [4, 8]}, setting_overrides: {8: {imitation.nosuch: 2}}}",
+            "experiments.e.setting_overrides.8.imitation.nosuch",
+        ),
+        (
+            "{sweep: {cluster.max_degree: [4, 8]}, setting_overrides: {8: {imitation.iterations: many}}}",
+            "experiments.e.setting_overrides.8: imitation.iterations",
+        ),
     ],
 )
 def test_a_bad_experiment_names_its_key(text, key):
@@ -140,6 +157,22 @@ def test_a_sweep_is_one_experiment_a_value():
     loads = _experiment("{sweep: {workload.offered_load: [0.5, 2]}}")
     assert list(experiments(loads)) == ["e/0.5", "e/2"]
     assert pool_config(loads, "e/2", "test").workload.offered_load == 2.0
+
+
+def test_setting_overrides_change_one_setting_alone():
+    cfg = _experiment(
+        "{sweep: {cluster.servers_per_rack: [1, 2]}, overrides: {imitation.iterations: 4},"
+        " setting_overrides: {2: {imitation.episodes_per_iteration: 1}}}"
+    )
+    one, two = (pool_config(cfg, f"e/{s}", pool) for s, pool in (("1", "test"), ("2", "test")))
+    assert (one.imitation.iterations, one.imitation.episodes_per_iteration) == (4, cfg.imitation.episodes_per_iteration)
+    assert (
+        (two.imitation.iterations, two.imitation.episodes_per_iteration)
+        == (4, 1)
+        != (4, one.imitation.episodes_per_iteration)
+    )
+    assert pool_config(cfg, "e/2", "train").imitation.episodes_per_iteration == 1
+    assert experiment(cfg, "e/2").setting_overrides == {}
 
 
 def test_agents_from_the_main_workflow_are_the_agents_under_test():

@@ -84,6 +84,7 @@ def _setting(exp: ExperimentConfig, key: str, value) -> ExperimentConfig:
         description=f"{exp.description} {key} = {value}.",
         reference=reference,
         reference_settings=(),
+        setting_overrides={},  # `pool_config` applies the setting's own from the sweep's
     )
 
 
@@ -151,6 +152,10 @@ def pool_config(cfg: Config, name: str, pool: str, source: str = "config.yaml") 
     parent, _, setting = name.partition("/")
     where = f"experiments.{parent}.sweep ({setting})" if setting else f"experiments.{name}.overrides"
     _set_keys(data, exp.overrides, where, source)
+    own = cfg.experiments[parent].setting_overrides.get(setting) if setting else None
+    if own:
+        where = f"experiments.{parent}.setting_overrides.{setting}"
+        _set_keys(data, own, where, source)
     if pool == "train" and exp.train_overrides:
         where = f"experiments.{parent}.train_overrides"
         _set_keys(data, exp.train_overrides, where, source)

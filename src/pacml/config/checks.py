@@ -219,6 +219,18 @@ def _check_experiments(cfg: Config, source: str) -> None:
                     raise ConfigError(
                         f"{key}.reference_settings[{i}]", v, f"not a value of the sweep: {labels}", source
                     )
+        labels = [setting_label(v) for values in exp.sweep.values() for v in values]
+        for label, keys in exp.setting_overrides.items():
+            where = f"{key}.setting_overrides.{label}"
+            if not exp.sweep:
+                raise ConfigError(f"{key}.setting_overrides", dict(exp.setting_overrides), "needs a sweep", source)
+            if label not in labels:
+                raise ConfigError(where, keys, f"not a value of the sweep: {labels}", source)
+            if not isinstance(keys, dict):
+                raise ConfigError(where, keys, "give a mapping of dotted keys to values", source)
+            for swept in exp.sweep:
+                if swept in keys:
+                    raise ConfigError(f"{where}.{swept}", keys[swept], "the sweep sets this key", source)
         if exp.reference_settings and not (exp.sweep and exp.reference):
             raise ConfigError(
                 f"{key}.reference_settings", list(exp.reference_settings), "needs a sweep and reference: true", source

@@ -53,3 +53,7 @@ class ExperimentConfig:
     reference_settings: tuple[Any, ...] = ()
     """In a sweep with ``reference: true``, the values whose settings train reference agents
     (empty: every setting), e.g. all but a cluster too large to train on here."""
+    setting_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """In a sweep, dotted keys for one setting alone, by its value as YAML writes it, on top of
+    ``overrides``: e.g. ``{256: {imitation.episodes_per_iteration: 1}}``, a lighter teacher
+    where a cluster's episodes are long."""

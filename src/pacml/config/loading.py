@@ -227,6 +227,15 @@ def _normalise(data: Any, tp: Any = Any) -> Any:
             for k, v in data.items():
                 if k in ("overrides", "train_overrides") and isinstance(v, dict):
                     out[k] = {d: _normalise(x, type_at(str(d))) for d, x in v.items()}
+                elif k == "setting_overrides" and isinstance(v, dict):
+                    out[k] = {
+                        str(label): (
+                            {d: _normalise(x, type_at(str(d))) for d, x in keys.items()}
+                            if isinstance(keys, dict)
+                            else keys
+                        )
+                        for label, keys in v.items()
+                    }
                 elif k == "sweep" and isinstance(v, dict):
                     out[k] = {d: _normalise(x, tuple[type_at(str(d)), ...]) for d, x in v.items()}
                 else:
