@@ -55,5 +55,5 @@ class ExperimentConfig:
     (empty: every setting), e.g. all but a cluster too large to train on here."""
     setting_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     """In a sweep, dotted keys for one setting alone, by its value as YAML writes it, on top of
-    ``overrides``: e.g. ``{256: {imitation.episodes_per_iteration: 1}}``, a lighter teacher
-    where a cluster's episodes are long."""
+    ``overrides``: e.g. ``{16: {imitation.episodes_per_iteration: 1}}`` in a sweep of
+    ``cluster.servers_per_rack``, a lighter teacher where a cluster's episodes are long."""
