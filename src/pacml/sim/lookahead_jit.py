@@ -420,14 +420,16 @@ def count_blocked(
         m = _batch(plan.memo, plan.tables(), out, pairs, missed, missed_free, *args)
         if m == 0:
             return out
-        wanted = {(int(g), int(a), _int(free)): None for (_, g, a), free in zip(missed[:m], missed_free[:m])}
-        keys = np.array([(g, a) for g, a, _ in wanted], dtype=np.int64)
-        frees = np.array([_words(free, nw) for *_, free in wanted], dtype=np.uint64).reshape(len(keys), nw)
+        first_asking: dict[tuple, int] = {}  # each distinct (g, a, free words): its first row
+        for i in range(m):
+            first_asking.setdefault((missed[i, 1], missed[i, 2], missed_free[i].tobytes()), i)
+        rows = np.fromiter(first_asking.values(), np.int64, len(first_asking))
+        keys, frees = missed[rows, 1:], missed_free[rows]
         masks = np.zeros_like(frees)
-        step_times_s = np.zeros(len(keys))
-        for i, (g, a, free) in enumerate(wanted):
+        step_times_s = np.zeros(len(rows))
+        for i, (g, a) in enumerate(keys.tolist()):
             plan.learn(g, a)
-            alloc = model.allocate(g, a, free)
+            alloc = model.allocate(g, a, _int(frees[i]))
             if alloc is not None:
                 masks[i] = _words(alloc.workers_mask, nw)
                 step_times_s[i] = alloc.step.step_time_s
