@@ -420,10 +420,9 @@ def count_blocked(
         m = _batch(plan.memo, plan.tables(), out, pairs, missed, missed_free, *args)
         if m == 0:
             return out
-        first_asking: dict[tuple, int] = {}  # each distinct (g, a, free words): its first row
-        for i in range(m):
-            first_asking.setdefault((missed[i, 1], missed[i, 2], missed_free[i].tobytes()), i)
-        rows = np.fromiter(first_asking.values(), np.int64, len(first_asking))
+        # each distinct (g, a, free words) once, at the first row that asks for it, in asking order
+        asked = np.hstack([missed[:m, 1:].astype(np.uint64), missed_free[:m]])
+        rows = np.sort(np.unique(asked, axis=0, return_index=True)[1])
         keys, frees = missed[rows, 1:], missed_free[rows]
         masks = np.zeros_like(frees)
         step_times_s = np.zeros(len(rows))
