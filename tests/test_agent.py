@@ -310,6 +310,37 @@ def test_training_from_several_starts_keeps_the_best_by_validation(tmp_path):
     assert (tmp_path / "out" / "best.pt").read_bytes() == (tmp_path / "out" / f"start{chosen}" / "best.pt").read_bytes()
 
 
+def test_alternative_teachers_train_a_student_each_and_keep_the_best_by_validation(tmp_path):
+    from pacml.graphs.io import write_graph
+    from pacml.train.checkpoint import checkpoint_config
+    from pacml.train.starts import train_agent as train_job
+
+    (tmp_path / "g").mkdir()
+    write_graph(two_layer_graph(), tmp_path / "g" / "toy.json")
+    cfg, _ = toy(
+        "ppo.total_timesteps=0",
+        "imitation.iterations=1",
+        "imitation.episodes_per_iteration=1",
+        "planning.horizon=4",
+        "planning.num_futures=1",
+        "workflow.validation_seeds=[5]",
+        "imitation.alternative_teachers=[{base_policy: fixed-1, horizon: 3, futures: 2}]",
+    )
+    summary = train_job(tmp_path / "g", "half", 3, cfg, out=tmp_path / "out")
+    teachers = [checkpoint_config(tmp_path / "out" / f"start{k}" / "best.pt").imitation for k in (0, 1)]
+    assert [(t.teacher_base_policy, t.teacher_horizon, t.teacher_futures) for t in teachers] == [
+        ("best_fixed", None, None),
+        ("fixed-1", 3, 2),
+    ]
+    assert all(t.alternative_teachers == () for t in teachers)
+    starts = summary["starts"]
+    assert [s["teacher_base_policy"] for s in starts] == ["best_fixed", "fixed-1"]
+    kept = min(range(2), key=lambda k: (starts[k]["best_blocking_rate"], k))
+    assert [s["kept"] for s in starts] == [k == kept for k in range(2)]
+    assert summary["best_blocking_rate"] == starts[kept]["best_blocking_rate"]
+    assert (tmp_path / "out" / "best.pt").read_bytes() == (tmp_path / "out" / f"start{kept}" / "best.pt").read_bytes()
+
+
 def test_dagger_on_a_toy_cluster_reaches_the_planners_choices():
     """The teacher-student loop: after a few DAgger iterations the student's greedy degree
     is the planner's on most states of an episode it never trained on."""

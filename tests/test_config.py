@@ -90,6 +90,37 @@ def test_a_bad_extra_base_names_its_key():
     )
 
 
+@pytest.mark.parametrize(
+    ("value", "extra", "key"),
+    [
+        ("[{base_policy: rollout}]", [], r"imitation\.alternative_teachers\[0\]\.base_policy"),
+        ("[{horizon: 20}, {futures: 0}]", [], r"imitation\.alternative_teachers\[1\]\.futures"),
+        ("[{horizon: 20, depth: 3}]", [], r"imitation\.alternative_teachers\[0\]\.depth"),
+        ("[{horizon: 20}]", ["imitation.iterations=0"], r"imitation\.alternative_teachers.*iterations >= 1"),
+        (
+            "[{horizon: 20}]",
+            ["agent.init_degree_biases=[0.0, 3.0]"],
+            r"imitation\.alternative_teachers.*one or the other",
+        ),
+    ],
+)
+def test_a_bad_alternative_teacher_names_its_key(value, extra, key):
+    with pytest.raises(ConfigError, match=key):
+        load_config(overrides=["imitation.iterations=2", f"imitation.alternative_teachers={value}", *extra])
+
+
+def test_alternative_teachers_parse_and_leave_every_other_hash_alone():
+    from pacml.config import TeacherConfig, config_hash
+
+    plain = load_config(overrides=["imitation.iterations=2"])
+    empty = load_config(overrides=["imitation.iterations=2", "imitation.alternative_teachers=[]"])
+    one = load_config(
+        overrides=["imitation.iterations=2", "imitation.alternative_teachers=[{horizon: 20, futures: 32}]"]
+    )
+    assert one.imitation.alternative_teachers == (TeacherConfig("tuned", 20, 32),)
+    assert config_hash(empty) == config_hash(plain) != config_hash(one)
+
+
 def test_workflow_distribution_must_exist():
     with pytest.raises(ConfigError, match=r"workflow\.distributions\[0\]"):
         load_config(overrides=["workflow.distributions=[beta_z]"])

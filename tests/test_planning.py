@@ -266,6 +266,39 @@ def test_an_untuned_selection_keeps_best_fixed_and_no_planner_reads_it(tmp_path)
     assert make_teacher(cfg, m, "beta_a", untuned).base_policy == tuned.rollout_base
 
 
+def test_a_tuned_teacher_of_its_own_horizon_tunes_its_base_at_that_horizon(monkeypatch):
+    """A selection tuned at the evaluated planner's H and K is not the teacher's when the
+    teacher plans with others: it tunes its own, at its H and K."""
+    from pacml.policies import base as policy_base
+    from pacml.policies.planning import select
+    from pacml.train.imitation import make_teacher
+
+    common = [
+        "planning.base_policy=tuned",
+        "planning.horizon=20",
+        "planning.num_futures=2",
+        "workflow.validation_seeds=[7]",
+    ]
+    m = toy_model(*common)
+    tuned, _ = select(m, "beta_a", [7])
+    asked = []
+    chosen = policy_base.PolicyContext.chosen
+
+    def recording(self):
+        asked.append((self.model.cfg.planning.horizon, self.model.cfg.planning.num_futures))
+        return chosen(self)
+
+    monkeypatch.setattr(policy_base.PolicyContext, "chosen", recording)
+    same = load_config(overrides=[*TOY_CLUSTER, *common, "imitation.teacher_base_policy=tuned"])
+    assert make_teacher(same, m, "beta_a", tuned).base_policy == tuned.rollout_base and asked == []
+    own = load_config(
+        overrides=[*TOY_CLUSTER, *common, "imitation.teacher_base_policy=tuned", "imitation.teacher_horizon=5",
+                   "imitation.teacher_futures=3"]
+    )  # fmt: skip
+    teacher = make_teacher(own, m, "beta_a", tuned)
+    assert asked == [(5, 3)] and (teacher.cfg.horizon, teacher.cfg.num_futures) == (5, 3)
+
+
 def test_base_rules_by_hand_on_eight_workers():
     """C = R = S = 2: placeable degrees 1, 2, 4, 8. By free servers 0..8, with beta 0.3 (PAC-ML's
     requested speed-up ceil(1 / 0.3) = 4)."""

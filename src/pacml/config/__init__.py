@@ -17,7 +17,7 @@ from pacml.config.hashing import (
     section_hash,
     training_keys,
 )
-from pacml.config.learning import AgentConfig, ImitationConfig, PlanningConfig, PPOConfig
+from pacml.config.learning import AgentConfig, ImitationConfig, PlanningConfig, PPOConfig, TeacherConfig
 from pacml.config.loading import (
     EXTRA_SECTIONS,
     RENAMED_KEYS,
@@ -58,6 +58,7 @@ __all__ = [
     "PPOConfig",
     "PartitionConfig",
     "PlanningConfig",
+    "TeacherConfig",
     "TraceConfig",
     "TrackingConfig",
     "WorkflowConfig",

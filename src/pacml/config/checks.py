@@ -165,6 +165,36 @@ def _check_ranges(cfg: Config, source: str) -> None:
             "need 0 <= teacher_share_decay <= 1 and learning_rate > 0",
             source,
         )
+    for key in ("teacher_horizon", "teacher_futures"):
+        if getattr(im, key) is not None and getattr(im, key) < 1:
+            raise ConfigError(f"imitation.{key}", getattr(im, key), "must be >= 1 (or null)", source)
+    if im.alternative_teachers and im.iterations == 0:
+        raise ConfigError(
+            "imitation.alternative_teachers",
+            [t.base_policy for t in im.alternative_teachers],
+            "needs imitation.iterations >= 1 (teachers teach by imitation)",
+            source,
+        )
+    if im.alternative_teachers and len(cfg.agent.init_degree_biases) > 1:
+        raise ConfigError(
+            "imitation.alternative_teachers",
+            [t.base_policy for t in im.alternative_teachers],
+            "and several agent.init_degree_biases would multiply the starts: give one or the other",
+            source,
+        )
+    for i, t in enumerate(im.alternative_teachers):
+        key = f"imitation.alternative_teachers[{i}]"
+        if t.base_policy not in ("best_fixed", "tuned", "planning"):
+            _check_policy_name(
+                t.base_policy,
+                cfg.cluster.max_degree,
+                f"{key}.base_policy",
+                source,
+                ("para_max", "para_min", "sequential"),
+            )
+        for name in ("horizon", "futures"):
+            if getattr(t, name) is not None and getattr(t, name) < 1:
+                raise ConfigError(f"{key}.{name}", getattr(t, name), "must be >= 1 (or null)", source)
     pl = cfg.planning
     for key in ("horizon", "num_futures"):
         if getattr(pl, key) < 1:

@@ -151,6 +151,18 @@ class PlanningConfig:
 
 
 @dataclass(frozen=True)
+class TeacherConfig:
+    """One more planner to learn from (``imitation.alternative_teachers``)."""
+
+    base_policy: str = "tuned"
+    """As imitation.teacher_base_policy; ``tuned`` is then tuned at this teacher's H and K."""
+    horizon: int | None = None
+    """Its H (None: planning.horizon)."""
+    futures: int | None = None
+    """Its K (None: planning.num_futures)."""
+
+
+@dataclass(frozen=True)
 class ImitationConfig:
     """DAgger from the ``rollout`` planner before PPO (`pacml.train.imitation`)."""
 
@@ -180,3 +192,8 @@ class ImitationConfig:
     """The teacher's H (None: planning.horizon)."""
     teacher_futures: int | None = None
     """The teacher's K (None: planning.num_futures)."""
+    alternative_teachers: tuple[TeacherConfig, ...] = ()
+    """Further teachers, each a start: one student is trained from the teacher above and one
+    from each of these (in ``out/start<k>/``), and the student with the lowest validation
+    blocking (``workflow.validation_seeds``) is kept, so the teacher is chosen per distribution
+    on the validation seeds, never the test seeds. () trains from the teacher above alone."""

@@ -172,11 +172,17 @@ def make_teacher(cfg: Config, model: ClusterModel, dist: str, selection=None) ->
     )
     base = cfg.teacher_base
     if base in ("best_fixed", "tuned"):
+        # a tuned base is tuned at the teacher's own H and K: the selection's is reused only
+        # where the evaluated planner's are the same
+        same_planner = (planning.horizon, planning.num_futures) == (cfg.planning.horizon, cfg.planning.num_futures)
         reusable = selection is not None and (
-            base == "best_fixed" or cfg.planning.base_policy == "tuned" and selection.rollout_base is not None
+            base == "best_fixed"
+            or cfg.planning.base_policy == "tuned"
+            and selection.rollout_base is not None
+            and same_planner
         )
         if not reusable:
-            own = dataclasses.replace(cfg, planning=dataclasses.replace(cfg.planning, base_policy=base))
+            own = dataclasses.replace(cfg, planning=dataclasses.replace(planning, base_policy=base))
             selection = PolicyContext(ClusterModel(model.graphs, own, model.cache, model.trace), dist).chosen()
         base = f"fixed-{selection.fixed_degree}" if base == "best_fixed" else selection.rollout_base
     teacher_model = ClusterModel(model.graphs, dataclasses.replace(cfg, planning=planning), model.cache, model.trace)

@@ -159,6 +159,9 @@ class TrainResult:
     history: list[dict] = field(default_factory=list)
     """Every update's metrics as logged (imitation iterations first, ``phase`` imitation; then
     PPO updates, ``phase`` ppo), kept in last.pt so that a resumed run has all of it."""
+    starts: list[dict] = field(default_factory=list)
+    """With several starts (`pacml.train.starts`): each start's settings, best validation
+    blocking rate and whether it was kept."""
 
 
 def build_agent(cfg: Config, model: ClusterModel) -> tuple[ActorCritic, FeatureSpace]:

@@ -1,8 +1,9 @@
 """One training job: an agent from one or several starts, its progress bar and its run record.
 
-`train_agent` is what `pacml train` and the workflow's train rule call. With
-``agent.init_degree_biases`` one agent is trained from each start (in ``out/start<k>/``) and
-the best by validation is kept (its best.pt and last.pt are copied to ``out``).
+`train_agent` is what `pacml train` and the workflow's train rule call. With several
+``agent.init_degree_biases``, or with ``imitation.alternative_teachers``, one agent is trained
+from each start (in ``out/start<k>/``) and the best by validation is kept (its best.pt and
+last.pt are copied to ``out``).
 """
 
 from __future__ import annotations
@@ -42,16 +43,46 @@ def progress_bar(desc: str, log_file=None):
     return update, close
 
 
+def starts_of(cfg: Config) -> list[tuple[Config, dict]]:
+    """The configs an agent is trained from, one a start, each with what sets it apart: the
+    degree biases of ``agent.init_degree_biases``, or the teacher of ``imitation`` and each
+    of ``imitation.alternative_teachers`` (the config refuses both at once)."""
+    a, im = cfg.agent, cfg.imitation
+    if im.alternative_teachers:
+        teachers = [(im.teacher_base_policy, im.teacher_horizon, im.teacher_futures)]
+        teachers += [(t.base_policy, t.horizon, t.futures) for t in im.alternative_teachers]
+        return [
+            (
+                dataclasses.replace(
+                    cfg,
+                    imitation=dataclasses.replace(
+                        im, teacher_base_policy=b, teacher_horizon=h, teacher_futures=k, alternative_teachers=()
+                    ),
+                ),
+                {"teacher_base_policy": b, "teacher_horizon": h, "teacher_futures": k},
+            )
+            for b, h, k in teachers
+        ]
+    if len(a.init_degree_biases) > 1:
+        return [
+            (
+                dataclasses.replace(cfg, agent=dataclasses.replace(a, init_degree_biases=(float(bias),))),
+                {"init_degree_bias": float(bias)},
+            )
+            for bias in a.init_degree_biases
+        ]
+    return [(cfg, {})]
+
+
 def train_from_starts(cfg: Config, model, dist: str, seed: int, out: Path, tracker: Tracker, progress, selection=None):
-    """Train from every start of ``agent.init_degree_biases`` (or once) and keep the best."""
+    """Train from every start (`starts_of`; one: in ``out`` itself) and keep the best by validation."""
     from pacml.train.ppo import train as ppo_train
 
-    starts = cfg.agent.init_degree_biases
-    if len(starts) <= 1:
+    starts = starts_of(cfg)
+    if len(starts) == 1:
         return ppo_train(cfg, model, dist, seed, out, log=tracker.log_metrics, progress=progress, selection=selection)
     results = []
-    for k, bias in enumerate(starts):
-        c = dataclasses.replace(cfg, agent=dataclasses.replace(cfg.agent, init_degree_biases=(float(bias),)))
+    for k, (c, _) in enumerate(starts):
 
         def log(metrics, step, k=k):
             tracker.log_metrics({f"start{k}/{name}": v for name, v in metrics.items()}, step)
@@ -62,12 +93,16 @@ def train_from_starts(cfg: Config, model, dist: str, seed: int, out: Path, track
     best = min(range(len(starts)), key=lambda k: (results[k].best_blocking_rate, k))
     for name in ("best.pt", "last.pt"):
         shutil.copyfile(out / f"start{best}" / name, out / name)
-    tracker.log_params({"selected_start": best, "selected_init_degree_bias": starts[best]})
+    tracker.log_params({"selected_start": best, **{f"selected_{key}": str(v) for key, v in starts[best][1].items()}})
     tracker.log_metrics(
         {f"start{k}/best_validation_blocking_rate": r.best_blocking_rate for k, r in enumerate(results)}
     )
     chosen = results[best]
     chosen.wall_s = sum(r.wall_s for r in results)
+    chosen.starts = [
+        {**settings, "best_blocking_rate": r.best_blocking_rate, "kept": k == best}
+        for k, ((_, settings), r) in enumerate(zip(starts, results))
+    ]
     return chosen
 
 
@@ -136,6 +171,7 @@ def train_agent(
             "wall_s": result.wall_s,
             "curve": result.curve,
             "history": result.history,
+            **({"starts": result.starts} if result.starts else {}),
             "config_hash": config_hash(cfg),
             "host": host,
         }
