@@ -335,10 +335,48 @@ def test_alternative_teachers_train_a_student_each_and_keep_the_best_by_validati
     assert all(t.alternative_teachers == () for t in teachers)
     starts = summary["starts"]
     assert [s["teacher_base_policy"] for s in starts] == ["best_fixed", "fixed-1"]
-    kept = min(range(2), key=lambda k: (starts[k]["best_blocking_rate"], k))
+    rates = [s["best_blocking_rate"] for s in starts]
+    kept = 1 if rates[1] + cfg.imitation.alternative_margin < rates[0] else 0
     assert [s["kept"] for s in starts] == [k == kept for k in range(2)]
     assert summary["best_blocking_rate"] == starts[kept]["best_blocking_rate"]
     assert (tmp_path / "out" / "best.pt").read_bytes() == (tmp_path / "out" / f"start{kept}" / "best.pt").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("rates", "margin", "kept"),
+    [((0.30, 0.29), 0.005, 1), ((0.30, 0.297), 0.005, 0), ((0.30, 0.297), 0.0, 1), ((0.29, 0.30), 0.0, 0)],
+)
+def test_an_alternative_teachers_student_is_kept_only_below_the_margin(tmp_path, monkeypatch, rates, margin, kept):
+    from pacml.train import ppo
+    from pacml.train.starts import train_from_starts
+
+    class Tracker:
+        params: dict = {}
+
+        def log_params(self, p):
+            self.params = p
+
+        def log_metrics(self, m, step=None):
+            pass
+
+    def fake_train(cfg, model, dist, seed, out, log=None, progress=None, selection=None):
+        k = int(out.name.removeprefix("start"))
+        out.mkdir(parents=True)
+        for name in ("best.pt", "last.pt"):
+            (out / name).write_text(f"start{k}")
+        return ppo.TrainResult(rates[k], 0, 0, 0, 1.0, [])
+
+    monkeypatch.setattr(ppo, "train", fake_train)
+    cfg, model = toy(
+        "imitation.iterations=1",
+        "imitation.alternative_teachers=[{horizon: 3}]",
+        f"imitation.alternative_margin={margin}",
+    )
+    tracker = Tracker()
+    result = train_from_starts(cfg, model, "half", 0, tmp_path, tracker, None)
+    assert (tmp_path / "best.pt").read_text() == f"start{kept}" and result.best_blocking_rate == rates[kept]
+    assert [s["kept"] for s in result.starts] == [k == kept for k in range(2)]
+    assert tracker.params["selected_start"] == kept
 
 
 def test_dagger_on_a_toy_cluster_reaches_the_planners_choices():

@@ -182,6 +182,8 @@ def _check_ranges(cfg: Config, source: str) -> None:
             "and several agent.init_degree_biases would multiply the starts: give one or the other",
             source,
         )
+    if not 0 <= im.alternative_margin <= 1:
+        raise ConfigError("imitation.alternative_margin", im.alternative_margin, "must be in [0, 1]", source)
     for i, t in enumerate(im.alternative_teachers):
         key = f"imitation.alternative_teachers[{i}]"
         if t.base_policy not in ("best_fixed", "tuned", "planning"):

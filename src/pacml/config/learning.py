@@ -197,3 +197,7 @@ class ImitationConfig:
     from each of these (in ``out/start<k>/``), and the student with the lowest validation
     blocking (``workflow.validation_seeds``) is kept, so the teacher is chosen per distribution
     on the validation seeds, never the test seeds. () trains from the teacher above alone."""
+    alternative_margin: float = 0.005
+    """How much lower an alternative teacher's student must block on validation (a rate) to be
+    kept instead of the first teacher's: near-ties on a few validation episodes do not rank
+    students (docs/agent.md)."""

@@ -75,7 +75,8 @@ def starts_of(cfg: Config) -> list[tuple[Config, dict]]:
 
 
 def train_from_starts(cfg: Config, model, dist: str, seed: int, out: Path, tracker: Tracker, progress, selection=None):
-    """Train from every start (`starts_of`; one: in ``out`` itself) and keep the best by validation."""
+    """Train from every start (`starts_of`; one: in ``out`` itself) and keep the best by
+    validation (an alternative teacher's only if it is ``imitation.alternative_margin`` lower)."""
     from pacml.train.ppo import train as ppo_train
 
     starts = starts_of(cfg)
@@ -90,7 +91,9 @@ def train_from_starts(cfg: Config, model, dist: str, seed: int, out: Path, track
         results.append(
             ppo_train(c, model, dist, seed, out / f"start{k}", log=log, progress=progress, selection=selection)
         )
-    best = min(range(len(starts)), key=lambda k: (results[k].best_blocking_rate, k))
+    # an alternative teacher's student must beat the first teacher's by the margin
+    margin = cfg.imitation.alternative_margin if cfg.imitation.alternative_teachers else 0.0
+    best = min(range(len(starts)), key=lambda k: (results[k].best_blocking_rate + (margin if k else 0.0), k))
     for name in ("best.pt", "last.pt"):
         shutil.copyfile(out / f"start{best}" / name, out / name)
     tracker.log_params({"selected_start": best, **{f"selected_{key}": str(v) for key, v in starts[best][1].items()}})
