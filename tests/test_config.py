@@ -109,6 +109,13 @@ def test_a_bad_alternative_teacher_names_its_key(value, extra, key):
         load_config(overrides=["imitation.iterations=2", f"imitation.alternative_teachers={value}", *extra])
 
 
+@pytest.mark.parametrize("key", ["teacher_horizon", "teacher_futures"])
+def test_a_teachers_horizon_or_futures_below_one_names_its_key(key):
+    with pytest.raises(ConfigError, match=rf"imitation\.{key}.*>= 1"):
+        load_config(overrides=[f"imitation.{key}=0"])
+    assert getattr(load_config(overrides=[f"imitation.{key}=null"]).imitation, key) is None
+
+
 def test_alternative_teachers_parse_and_leave_every_other_hash_alone():
     from pacml.config import TeacherConfig, config_hash
 
