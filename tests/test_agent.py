@@ -347,17 +347,13 @@ def test_alternative_teachers_train_a_student_each_and_keep_the_best_by_validati
     [((0.30, 0.29), 0.005, 1), ((0.30, 0.297), 0.005, 0), ((0.30, 0.297), 0.0, 1), ((0.29, 0.30), 0.0, 0)],
 )
 def test_an_alternative_teachers_student_is_kept_only_below_the_margin(tmp_path, monkeypatch, rates, margin, kept):
+    from pacml.tracking import NullTracker
     from pacml.train import ppo
     from pacml.train.starts import train_from_starts
 
-    class Tracker:
-        params: dict = {}
-
-        def log_params(self, p):
-            self.params = p
-
-        def log_metrics(self, m, step=None):
-            pass
+    class Tracker(NullTracker):
+        def log_params(self, params):
+            self.params = params
 
     def fake_train(cfg, model, dist, seed, out, log=None, progress=None, selection=None):
         k = int(out.name.removeprefix("start"))

@@ -129,14 +129,6 @@ def _check_ranges(cfg: Config, source: str) -> None:
     for i, name in enumerate(cfg.figures.load_sweep_policies):
         _check_policy_name(name, cfg.cluster.max_degree, f"figures.load_sweep_policies[{i}]", source)
     _check_experiments(cfg, source)
-    if cfg.imitation.teacher_base_policy not in ("best_fixed", "tuned", "planning"):
-        _check_policy_name(
-            cfg.imitation.teacher_base_policy,
-            cfg.cluster.max_degree,
-            "imitation.teacher_base_policy",
-            source,
-            ("para_max", "para_min", "sequential"),
-        )
     if cfg.planning.base_policy not in ("best_fixed", "tuned"):
         _check_policy_name(
             cfg.planning.base_policy,
@@ -165,9 +157,12 @@ def _check_ranges(cfg: Config, source: str) -> None:
             "need 0 <= teacher_share_decay <= 1 and learning_rate > 0",
             source,
         )
-    for key in ("teacher_horizon", "teacher_futures"):
-        if getattr(im, key) is not None and getattr(im, key) < 1:
-            raise ConfigError(f"imitation.{key}", getattr(im, key), "must be >= 1 (or null)", source)
+    _check_teacher(
+        (im.teacher_base_policy, im.teacher_horizon, im.teacher_futures),
+        ("imitation.teacher_base_policy", "imitation.teacher_horizon", "imitation.teacher_futures"),
+        cfg.cluster.max_degree,
+        source,
+    )
     if im.alternative_teachers and im.iterations == 0:
         raise ConfigError(
             "imitation.alternative_teachers",
@@ -186,17 +181,12 @@ def _check_ranges(cfg: Config, source: str) -> None:
         raise ConfigError("imitation.alternative_margin", im.alternative_margin, "must be in [0, 1]", source)
     for i, t in enumerate(im.alternative_teachers):
         key = f"imitation.alternative_teachers[{i}]"
-        if t.base_policy not in ("best_fixed", "tuned", "planning"):
-            _check_policy_name(
-                t.base_policy,
-                cfg.cluster.max_degree,
-                f"{key}.base_policy",
-                source,
-                ("para_max", "para_min", "sequential"),
-            )
-        for name in ("horizon", "futures"):
-            if getattr(t, name) is not None and getattr(t, name) < 1:
-                raise ConfigError(f"{key}.{name}", getattr(t, name), "must be >= 1 (or null)", source)
+        _check_teacher(
+            (t.base_policy, t.horizon, t.futures),
+            (f"{key}.base_policy", f"{key}.horizon", f"{key}.futures"),
+            cfg.cluster.max_degree,
+            source,
+        )
     pl = cfg.planning
     for key in ("horizon", "num_futures"):
         if getattr(pl, key) < 1:
@@ -295,6 +285,16 @@ def setting_label(value: object) -> str:
 
     text = str(value).lower() if isinstance(value, bool) or value is None else str(value)
     return re.sub(r"[^A-Za-z0-9._+-]", "_", text)
+
+
+def _check_teacher(values: tuple, keys: tuple[str, str, str], max_degree: int, source: str) -> None:
+    """A teacher's base policy (best_fixed, tuned, planning or a base rule), H and K (>= 1 or null)."""
+    base, *sizes = values
+    if base not in ("best_fixed", "tuned", "planning"):
+        _check_policy_name(base, max_degree, keys[0], source, ("para_max", "para_min", "sequential"))
+    for key, value in zip(keys[1:], sizes):
+        if value is not None and value < 1:
+            raise ConfigError(key, value, "must be >= 1 (or null)", source)
 
 
 def _check_policy_name(name: str, max_degree: int, key: str, source: str, known: tuple[str, ...] | None = None) -> None:
