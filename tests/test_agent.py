@@ -424,6 +424,84 @@ def test_dagger_on_a_toy_cluster_reaches_the_planners_choices():
     assert agree / total >= 0.8
 
 
+def test_an_assembled_ensemble_acts_on_its_actors_mean_probabilities():
+    cfg = load_config(overrides=["agent.actor_ensemble=3", "imitation.iterations=3", "ppo.total_timesteps=0"])
+    single_cfg = load_config()
+    model = ClusterModel([two_layer_graph()], single_cfg)
+    features = FeatureSpace(model.graphs, model.sequential_jct_s, 32, 17)
+    net = _net(cfg, features, seed=3)
+    singles = [_net(single_cfg, features, seed=s) for s in (3, 4, 5)]
+    # the members are built last: the first actor and the critic are a single network's
+    shared = singles[0].state_dict()
+    assert all(torch.equal(v, shared[k]) for k, v in net.state_dict().items() if k in shared)
+    assert set(net.state_dict()) - set(shared) == {"assembled"} | {
+        k for k in net.state_dict() if k.startswith("members.")
+    }
+    graphs = batch_graphs(features.graph_features)
+    rng = np.random.default_rng(2)
+    n = 12
+    gi = torch.zeros(n, dtype=torch.long)
+    glob = torch.from_numpy(rng.random((n, features.global_dim)).astype(np.float32))
+    mask = torch.from_numpy(rng.random((n, 17)) < 0.5)
+    mask[:, 0] = True
+    with torch.no_grad():
+        before, _ = net(graphs, gi, glob, mask)
+        alone, _ = singles[0](graphs, gi, glob, mask)
+        assert not net.ensembled and torch.equal(before, alone)  # members act only once assembled
+        net.assemble([s.actor.state_dict() for s in singles])
+        assert net.ensembled
+        logits, _ = net(graphs, gi, glob, mask)
+        probs = [torch.softmax(s(graphs, gi, glob, mask)[0], dim=1) for s in singles]
+    mean = (probs[0] + probs[1] + probs[2]) / 3
+    torch.testing.assert_close(torch.exp(logits).where(mask, torch.zeros_like(mean)), mean, rtol=1e-5, atol=1e-7)
+    assert (logits[~mask] == MASKED_LOGIT).all()
+    assert torch.equal(MaskedCategorical(logits, mask).mode(), mean.argmax(dim=1))
+    # the flag travels with the weights: a loaded checkpoint acts as the ensemble
+    loaded = _net(cfg, features, seed=9)
+    loaded.load_state_dict(net.state_dict())
+    with torch.no_grad():
+        assert loaded.ensembled and torch.equal(loaded(graphs, gi, glob, mask)[0], logits)
+    with pytest.raises(ValueError, match="2 actor weights for 3 actors"):
+        net.assemble([s.actor.state_dict() for s in singles[:2]])
+
+
+def test_a_single_actor_network_keeps_its_checkpoint_keys():
+    cfg = load_config()
+    model = ClusterModel([two_layer_graph()], cfg)
+    net = _net(cfg, FeatureSpace(model.graphs, model.sequential_jct_s, 32, 17))
+    assert not net.ensembled and not any(k.startswith("members") or k == "assembled" for k in net.state_dict())
+
+
+def test_imitation_assembles_its_best_iterations_by_validation():
+    from pacml.train.imitation import imitate
+    from pacml.train.ppo import build_agent
+
+    cfg, model = toy(
+        "ppo.total_timesteps=0",
+        "imitation.iterations=4",
+        "imitation.episodes_per_iteration=1",
+        "planning.horizon=4",
+        "planning.num_futures=1",
+        "planning.base_policy=fixed-4",
+        "imitation.teacher_base_policy=planning",
+        "agent.actor_ensemble=2",
+    )
+    torch.manual_seed(0)
+    net, features = build_agent(cfg, model)
+    rates, seen = [0.3, 0.1, 0.3, 0.2], []
+
+    def validate(n):  # scripted validation: iterations 2 and 4 are the best two
+        seen.append({k: v.clone() for k, v in n.actor.state_dict().items()})
+        return {"blocking_rate": rates[len(seen) - 1], "mean_degree": 4.0}
+
+    history = imitate(cfg, model, "half", 0, net, batch_graphs(features.graph_features), features, validate)
+    assert net.ensembled
+    for tower, it in ((net.actor, 2), (net.members[0], 4)):
+        assert all(torch.equal(v, seen[it - 1][k]) for k, v in tower.state_dict().items())
+    assert not all(torch.equal(v, seen[0][k]) for k, v in net.actor.state_dict().items())  # the iterations differ
+    assert (history[-1]["imitation/ensemble_member_0"], history[-1]["imitation/ensemble_member_1"]) == (2, 4)
+
+
 def test_a_truncated_last_checkpoint_is_set_aside_and_training_starts_again(tmp_path):
     from pacml.train.ppo import train
 

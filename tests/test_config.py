@@ -128,6 +128,31 @@ def test_alternative_teachers_parse_and_leave_every_other_hash_alone():
     assert config_hash(empty) == config_hash(plain) != config_hash(one)
 
 
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["agent.actor_ensemble=0"], r"agent\.actor_ensemble.*>= 1"),
+        (["agent.actor_ensemble=3", "imitation.iterations=2"], r"agent\.actor_ensemble.*imitation\.iterations is 2"),
+        (
+            ["agent.actor_ensemble=2", "imitation.iterations=2", "ppo.total_timesteps=1000"],
+            r"agent\.actor_ensemble.*total_timesteps",
+        ),
+    ],
+)
+def test_a_bad_actor_ensemble_names_its_key(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(overrides=["ppo.total_timesteps=0", *overrides])
+
+
+def test_a_single_actor_leaves_every_hash_alone():
+    from pacml.config import config_hash
+
+    plain = load_config(overrides=["imitation.iterations=3", "ppo.total_timesteps=0"])
+    one = load_config(overrides=["imitation.iterations=3", "ppo.total_timesteps=0", "agent.actor_ensemble=1"])
+    three = load_config(overrides=["imitation.iterations=3", "ppo.total_timesteps=0", "agent.actor_ensemble=3"])
+    assert config_hash(one) == config_hash(plain) != config_hash(three)
+
+
 def test_workflow_distribution_must_exist():
     with pytest.raises(ConfigError, match=r"workflow\.distributions\[0\]"):
         load_config(overrides=["workflow.distributions=[beta_z]"])

@@ -20,6 +20,7 @@ gathered: `ActorCritic.forward` does exactly that, and equals the per-sample com
 
 from __future__ import annotations
 
+import math
 import os
 
 os.environ.setdefault("DGLBACKEND", "pytorch")
@@ -142,11 +143,33 @@ class ActorCritic(nn.Module):
         if self.critic is None:
             self.value_head = _mlp(cfg.node_dim + cfg.graph_dim, cfg.head_hiddens, 1, _ACTIVATIONS[cfg.activation], 1.0)
         self.num_actions = num_actions
+        # the other actors of a snapshot ensemble (agent.actor_ensemble), built last so that the
+        # first actor and the critic start from a single-actor network's weights; they act once
+        # `assemble` has given them their weights (the flag travels in the checkpoint)
+        self.members = nn.ModuleList(Tower(cfg, global_dim, num_actions, 0.01) for _ in range(cfg.actor_ensemble - 1))
+        if self.members:
+            self.register_buffer("assembled", torch.tensor(False))
+
+    @property
+    def ensembled(self) -> bool:
+        """Whether the agent acts on its actors' mean probabilities (an assembled ensemble)."""
+        return bool(self.members) and bool(self.assembled)
+
+    def assemble(self, actor_weights: list[dict]) -> None:
+        """Give the actor and the other members these actor state dicts, in order, and act on
+        their mean probabilities from now on."""
+        if len(actor_weights) != 1 + len(self.members):
+            raise ValueError(f"{len(actor_weights)} actor weights for {1 + len(self.members)} actors")
+        for tower, weights in zip((self.actor, *self.members), actor_weights):
+            tower.load_state_dict(weights)
+        self.assembled.fill_(True)
 
     def embeddings(self, graphs: dgl.DGLGraph) -> tuple[torch.Tensor, torch.Tensor]:
         """Graph embeddings of every graph in the pool, for the actor and the critic."""
         a = self.actor.encoder(graphs)
         c = self.critic.encoder(graphs) if self.critic is not None else a
+        if self.ensembled:  # (members, graphs, node_dim): every actor's own
+            a = torch.stack([a, *(m.encoder(graphs) for m in self.members)])
         return a, c
 
     def heads(
@@ -170,14 +193,26 @@ class ActorCritic(nn.Module):
         self, actor_emb: torch.Tensor, graph_index: torch.Tensor, glob: torch.Tensor, mask: torch.Tensor
     ) -> torch.Tensor:
         """Masked logits (B, A) from the actor's precomputed graph embeddings (acting needs
-        no critic)."""
-        logits = self.actor(actor_emb[graph_index], glob)
+        no critic). An assembled ensemble's (embeddings stacked per actor) are the log of its
+        actors' mean probabilities."""
+        if actor_emb.dim() == 3:
+            towers = (self.actor, *self.members)
+            logp = torch.stack(
+                [
+                    normalised_logits(torch.where(mask, t(e[graph_index], glob), torch.tensor(MASKED_LOGIT)))
+                    for t, e in zip(towers, actor_emb)
+                ]
+            )
+            logits = torch.logsumexp(logp, dim=0) - math.log(len(towers))
+        else:
+            logits = self.actor(actor_emb[graph_index], glob)
         return torch.where(mask, logits, torch.full_like(logits, MASKED_LOGIT))
 
     def actor_logits(
         self, graphs: dgl.DGLGraph, graph_index: torch.Tensor, glob: torch.Tensor, mask: torch.Tensor
     ) -> torch.Tensor:
-        """The masked logits of `forward`, without the critic (what imitation trains)."""
+        """The masked logits of `forward`, without the critic (what imitation trains): the
+        first actor's alone, ensemble or not."""
         return self.logits(self.actor.encoder(graphs), graph_index, glob, mask)
 
 

@@ -142,6 +142,22 @@ def _check_ranges(cfg: Config, source: str) -> None:
             name, cfg.cluster.max_degree, f"planning.extra_bases[{i}]", source, ("para_max", "para_min", "sequential")
         )
     im = cfg.imitation
+    if a.actor_ensemble < 1:
+        raise ConfigError("agent.actor_ensemble", a.actor_ensemble, "must be >= 1", source)
+    if a.actor_ensemble > 1 and not 1 <= a.actor_ensemble <= im.iterations:
+        raise ConfigError(
+            "agent.actor_ensemble",
+            a.actor_ensemble,
+            f"needs as many imitation iterations (its actors are their weights; imitation.iterations is {im.iterations})",
+            source,
+        )
+    if a.actor_ensemble > 1 and p.total_timesteps:
+        raise ConfigError(
+            "agent.actor_ensemble",
+            a.actor_ensemble,
+            "needs ppo.total_timesteps: 0 (PPO fine-tunes one actor, not an ensemble)",
+            source,
+        )
     for key in ("iterations",):
         if getattr(im, key) < 0:
             raise ConfigError(f"imitation.{key}", getattr(im, key), "must be >= 0", source)

@@ -39,6 +39,7 @@ INERT_KEYS = {
     ("agent.job_length_features", False): (),
     ("agent.feasible_mask", False): (),
     ("imitation.alternative_teachers", ()): ("imitation.alternative_margin",),
+    ("agent.actor_ensemble", 1): (),
 }
 """Keys added after results were published, left out of every hash while the first holds the
 value that reproduces the earlier behaviour (then the others are read by nothing): finished

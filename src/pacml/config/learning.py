@@ -35,6 +35,12 @@ class AgentConfig:
     preference; positive: near maximum parallelisation, the canonical default). Several values
     train one agent from each and keep the best by validation (the test seeds never choose):
     the PPO-only policies have more than one local optimum here (docs/agent.md), e.g. [0.0, 3.0]."""
+    actor_ensemble: int = 1
+    """Extension (with imitation): the agent acts on the mean probabilities of this many actors,
+    the weights of the imitation's best iterations by validation (a snapshot ensemble, Huang et
+    al. 2017; no extra training). One student's greedy policy swings between iterations, and an
+    episode can tip into runs of needless rejections that another iteration avoids (docs/agent.md);
+    averaging damps that. 1: one actor, the best iteration (the paper's single network)."""
     lookahead_features: bool = False
     """Extension beyond the paper: also show, per degree, whether the first-fit placer can
     place the job now and whether its exact JCT then meets the requirement (the paper's

@@ -210,6 +210,7 @@ def imitate(
     opt = FlatAdam(net.actor.parameters(), lr=im.learning_rate, foreach=True)  # torch.optim.Adam's numbers, faster
     data = Dataset()
     history, best = [], (float("inf"), None)
+    snapshots: list[tuple[float, int, dict]] = []  # (validation, iteration, actor weights): the ensemble's
     share = 1.0
     for it in range(1, im.iterations + 1):
         seeds = [
@@ -229,6 +230,10 @@ def imitate(
         )
         if val["blocking_rate"] < best[0]:
             best = (val["blocking_rate"], {k: v.detach().clone() for k, v in net.state_dict().items()})
+        if net.members:
+            snapshots.append(
+                (val["blocking_rate"], it, {k: v.detach().clone() for k, v in net.actor.state_dict().items()})
+            )
         history.append(metrics)
         print(
             f"imitation {it}/{im.iterations}: {len(data)} labels, agreement {metrics['imitation/agreement']:.3f}, "
@@ -239,4 +244,9 @@ def imitate(
             log(metrics, it)
         share *= im.teacher_share_decay
     net.load_state_dict(best[1])
+    if net.members:  # the best iterations by validation (ties: the earlier), the best first
+        chosen = sorted(snapshots, key=lambda s: (s[0], s[1]))[: 1 + len(net.members)]
+        net.assemble([weights for _, _, weights in chosen])
+        history[-1].update({f"imitation/ensemble_member_{i}": it for i, (_, it, _) in enumerate(chosen)})
+        print(f"imitation: the agent acts on the mean of iterations {[it for _, it, _ in chosen]}", flush=True)
     return history
