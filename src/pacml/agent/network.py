@@ -129,7 +129,9 @@ class Tower(nn.Module):
 
 
 class ActorCritic(nn.Module):
-    """Actor (one logit per degree 0..max_degree) and critic over a fixed pool of graphs."""
+    """Actor (one logit per degree 0..max_degree) and critic over a fixed pool of graphs;
+    with ``agent.actor_ensemble`` N > 1, N actors whose mean probabilities it acts on once
+    assembled (`assemble`; imitation gives them its best iterations' weights)."""
 
     def __init__(self, cfg: AgentConfig, global_dim: int, num_actions: int):
         super().__init__()

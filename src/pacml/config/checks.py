@@ -144,7 +144,7 @@ def _check_ranges(cfg: Config, source: str) -> None:
     im = cfg.imitation
     if a.actor_ensemble < 1:
         raise ConfigError("agent.actor_ensemble", a.actor_ensemble, "must be >= 1", source)
-    if a.actor_ensemble > 1 and not 1 <= a.actor_ensemble <= im.iterations:
+    if a.actor_ensemble > max(1, im.iterations):
         raise ConfigError(
             "agent.actor_ensemble",
             a.actor_ensemble,

@@ -15,7 +15,8 @@ episode's future. Read top to bottom:
    degree tends to the teacher's best and its mistakes to near-equal degrees.
 3. ``imitate``: iterate, validating the student greedily after every iteration and keeping
    the best weights, which `pacml.train.ppo.train` then fine-tunes with PPO if
-   ``ppo.total_timesteps`` > 0.
+   ``ppo.total_timesteps`` > 0; with ``agent.actor_ensemble`` N > 1 the agent's actors are
+   the N best iterations' instead, and it acts on their mean probabilities.
 """
 
 from __future__ import annotations
