@@ -153,6 +153,18 @@ def test_a_single_actor_leaves_every_hash_alone():
     assert config_hash(one) == config_hash(plain) != config_hash(three)
 
 
+@pytest.mark.parametrize(
+    "path",
+    sorted((Path(__file__).resolve().parents[1] / "results/published").glob("*/config.yaml")),
+    ids=lambda p: p.parent.name,
+)
+def test_every_published_snapshots_config_still_loads(path):
+    """A snapshot's config is how a user reruns it: a key renamed or a check tightened in the
+    code must not leave it unloadable."""
+    cfg = load_config(path)
+    assert cfg.workflow.distributions and cfg.graphs.models
+
+
 def test_workflow_distribution_must_exist():
     with pytest.raises(ConfigError, match=r"workflow\.distributions\[0\]"):
         load_config(overrides=["workflow.distributions=[beta_z]"])
