@@ -375,9 +375,11 @@ def test_an_alternative_teachers_student_is_kept_only_below_the_margin(tmp_path,
     assert tracker.params["selected_start"] == kept
 
 
-def test_dagger_on_a_toy_cluster_reaches_the_planners_choices():
+@pytest.mark.parametrize("loss", ["cross_entropy", "score_regression"])
+def test_dagger_on_a_toy_cluster_reaches_the_planners_choices(loss):
     """The teacher-student loop: after a few DAgger iterations the student's greedy degree
-    is the planner's on most states of an episode it never trained on."""
+    is the planner's on most states of an episode it never trained on, whether it learns the
+    teacher's best degrees or regresses its scores."""
     import torch
 
     from pacml.agent.policy import validate_on
@@ -399,6 +401,7 @@ def test_dagger_on_a_toy_cluster_reaches_the_planners_choices():
             "imitation.episodes_per_iteration=3",
             "imitation.epochs=20",
             "workflow.validation_seeds=[7]",
+            f"imitation.loss={loss}",
         ]
     )
     model = ClusterModel(toy_pool(), cfg)
@@ -529,6 +532,41 @@ def test_imitation_targets_by_hand_and_a_masked_degree_counts_as_blocking():
     assert t.tolist() == [1.0] + [0.0] * 8
     t = target_distribution({1: 4.0, 2: 3.0, 4: 4.0, 8: 3.0}, 2, 9, 0.0, valid)
     assert t.tolist() == [0.0, 0.0, 0.75, 0.0, 0.0, 0.0, 0.0, 0.0, 0.25]
+
+
+def test_score_labels_by_hand_and_a_masked_degree_scores_as_rejecting():
+    from pacml.train.imitation import score_target
+
+    nan = float("nan")
+    t = score_target({1: 5.0, 2: 3.0, 4: 3.5}, 6)
+    # nothing blocks the job: rejecting it is one more blocked job than the worst degree
+    np.testing.assert_array_equal(t, [6.0, 5.0, 3.0, nan, 3.5, nan])
+    # 1 is outside the student's mask (it blocks the job): rejecting scores as 1 does
+    valid = np.array([True, False, True, False, True, False])
+    np.testing.assert_array_equal(score_target({1: 5.0, 2: 3.0, 4: 3.5}, 6, valid), [5.0, nan, 3.0, nan, 3.5, nan])
+    np.testing.assert_array_equal(score_target({}, 3), [0.0, nan, nan])
+
+
+def test_score_regression_loss_by_hand():
+    from pacml.train.imitation import best_degrees, score_regression_loss
+
+    nan = float("nan")
+    target = torch.tensor([[4.0, 2.0, nan, 3.0], [1.0, nan, nan, nan]])
+    # minus the logits equal the scores plus a per-state constant: nothing left to learn
+    exact = torch.tensor([[-14.0, -12.0, MASKED_LOGIT, -13.0], [7.0, MASKED_LOGIT, MASKED_LOGIT, MASKED_LOGIT]])
+    assert score_regression_loss(exact, target).item() == 0.0
+    # one degree off by 3: centred errors (2, -1, -1) on the three scored degrees of state 0,
+    # nothing on the one of state 1; the mean over the four scored entries is 6 / 4
+    off = exact.clone()
+    off[0, 0] -= 3.0
+    assert score_regression_loss(off, target).item() == pytest.approx(1.5)
+    logits = off.clone().requires_grad_()
+    score_regression_loss(logits, target).backward()
+    assert (logits.grad[torch.isnan(target)] == 0).all()  # unscored and masked degrees learn nothing
+    assert best_degrees(target, "score_regression").tolist() == [
+        [False, True, False, False],
+        [True, False, False, False],
+    ]
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -153,6 +153,21 @@ def test_a_single_actor_leaves_every_hash_alone():
     assert config_hash(one) == config_hash(plain) != config_hash(three)
 
 
+def test_the_imitation_loss_leaves_the_cross_entropy_hashes_alone_and_names_its_key():
+    from pacml.config import config_hash
+
+    plain = load_config(overrides=["imitation.iterations=3", "ppo.total_timesteps=0"])
+    named = load_config(overrides=["imitation.iterations=3", "ppo.total_timesteps=0", "imitation.loss=cross_entropy"])
+    scores = load_config(
+        overrides=["imitation.iterations=3", "ppo.total_timesteps=0", "imitation.loss=score_regression"]
+    )
+    assert config_hash(named) == config_hash(plain) != config_hash(scores)
+    with pytest.raises(
+        ConfigError, match=r"'imitation\.loss' = 'mse': must be one of \['cross_entropy', 'score_regression'\]"
+    ):
+        load_config(overrides=["imitation.loss=mse"])
+
+
 @pytest.mark.parametrize(
     "path",
     sorted((Path(__file__).resolve().parents[1] / "results/published").glob("*/config.yaml")),

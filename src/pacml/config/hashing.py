@@ -40,6 +40,7 @@ INERT_KEYS = {
     ("agent.feasible_mask", False): (),
     ("imitation.alternative_teachers", ()): ("imitation.alternative_margin",),
     ("agent.actor_ensemble", 1): (),
+    ("imitation.loss", "cross_entropy"): (),
 }
 """Keys added after results were published, left out of every hash while the first holds the
 value that reproduces the earlier behaviour (then the others are read by nothing): finished

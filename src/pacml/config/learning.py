@@ -190,6 +190,12 @@ class ImitationConfig:
     temperature) over the valid degrees, a score being the teacher's mean blocked jobs over its
     futures. 0: uniform over the exactly tied best degrees (softer targets did worse on beta_a,
     docs/agent.md)."""
+    loss: Literal["cross_entropy", "score_regression"] = "cross_entropy"
+    """What the student learns from the teacher. cross_entropy: its softmax against the target
+    above (the teacher's choice and its best degrees). score_regression: its outputs, as minus
+    each degree's blocked jobs, regress the teacher's scores (centred per state; greedy is then
+    the lowest predicted score), so it sees how much worse each degree is, not only which is
+    best: the one student that learns something of a fixed-2 teacher (docs/agent.md)."""
     teacher_base_policy: str = "best_fixed"
     """The teacher's base policy: as planning.base_policy (best_fixed, tuned, fixed-K, ...), or
     planning (whatever the evaluated rollout uses). best_fixed by default: a student imitates a

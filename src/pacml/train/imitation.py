@@ -12,7 +12,9 @@ episode's future. Read top to bottom:
    the student's greedy degree otherwise, so the data covers the states the student itself
    reaches (DAgger, Ross et al. 2011).
 2. ``fit``: cross-entropy of the student's masked softmax against the targets, so its greedy
-   degree tends to the teacher's best and its mistakes to near-equal degrees.
+   degree tends to the teacher's best and its mistakes to near-equal degrees. With
+   ``imitation.loss: score_regression`` the label is the teacher's scores themselves
+   (`score_target`) and the student's outputs regress them (`score_regression_loss`).
 3. ``imitate``: iterate, validating the student greedily after every iteration and keeping
    the best weights, which `pacml.train.ppo.train` then fine-tunes with PPO if
    ``ppo.total_timesteps`` > 0; with ``agent.actor_ensemble`` N > 1 the agent's actors are
@@ -85,6 +87,59 @@ def target_distribution(
     return out
 
 
+def score_target(scores: dict[int, float], num_actions: int, valid: np.ndarray | None = None) -> np.ndarray:
+    """The teacher's scores as a regression label: each scored degree's mean blocked jobs, NaN
+    where a degree has none. A degree outside the student's mask (``valid``) blocks the job
+    exactly as 0 does, so 0 takes its score (and it stays NaN); where no scored degree blocks
+    the job the teacher never weighed rejecting it, and 0 gets the worst score plus the job
+    itself, one more blocked job. Only 0, scored 0, when no degree is valid."""
+    out = np.full(num_actions, np.nan, dtype=np.float32)
+    if not scores:
+        out[0] = 0.0
+        return out
+    reject = None
+    for a, score in scores.items():
+        if valid is not None and not valid[a]:
+            reject = score
+        else:
+            out[a] = score
+    out[0] = reject if reject is not None else np.nanmax(out) + 1.0
+    return out
+
+
+def cross_entropy_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of the masked softmax against target distributions (`target_distribution`)."""
+    logp = normalised_logits(logits)  # MaskedCategorical's, without its probabilities
+    return -(target * logp).sum(dim=-1).mean()
+
+
+def score_regression_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Squared error between minus the logits and the teacher's scores (`score_target`) over the
+    scored degrees, each state's both centred on their mean there: only how much worse one
+    degree is than another is learnt, not the state's level of blocking."""
+    known = ~torch.isnan(target)
+    k = known.float()
+    count = k.sum(dim=1, keepdim=True)
+    predicted = torch.where(known, -logits, torch.zeros_like(logits))
+    score = torch.where(known, target, torch.zeros_like(target))
+    error = (predicted - (predicted * k).sum(dim=1, keepdim=True) / count) - (
+        score - (score * k).sum(dim=1, keepdim=True) / count
+    )
+    return ((error**2) * k).sum() / k.sum()
+
+
+LOSSES = {"cross_entropy": cross_entropy_loss, "score_regression": score_regression_loss}
+"""``imitation.loss``: how a minibatch of logits is scored against its labels."""
+
+
+def best_degrees(target: torch.Tensor, loss: str) -> torch.Tensor:
+    """(B, A) bool: the degrees a label ranks best (the highest target weight; the lowest score)."""
+    if loss == "score_regression":
+        score = torch.nan_to_num(target, nan=float("inf"))
+        return score == score.min(dim=1, keepdim=True).values
+    return target == target.max(dim=1, keepdim=True).values
+
+
 def collect(
     net: ActorCritic,
     cfg: Config,
@@ -97,6 +152,7 @@ def collect(
     rng: np.random.Generator,
     data: Dataset,
     temperature: float,
+    loss: str = "cross_entropy",
 ) -> dict:
     """Play the episodes, labelling every state with the teacher's target; returns how often
     the student's greedy degree was the teacher's on the states it saw."""
@@ -114,7 +170,10 @@ def collect(
             choice = teacher.choose(d, scores)
             if not obs["mask"][choice]:  # outside the student's mask: it blocks the job, as 0 does
                 choice = 0
-            target = target_distribution(scores, choice, len(obs["mask"]), temperature, obs["mask"])
+            if loss == "score_regression":
+                target = score_target(scores, len(obs["mask"]), obs["mask"])
+            else:
+                target = target_distribution(scores, choice, len(obs["mask"]), temperature, obs["mask"])
             student = student_policy.act(d, rng, obs["global"])
             data.graph_index.append(obs["graph_index"])
             data.glob.append(obs["global"])
@@ -135,9 +194,11 @@ def fit(
     epochs: int,
     minibatch_size: int,
     gen: torch.Generator,
+    loss: str = "cross_entropy",
 ) -> dict:
-    """Epochs of cross-entropy against the teacher's targets; returns the last epoch's loss
-    and accuracy (the greedy degree is the teacher's)."""
+    """Epochs of ``loss`` (`LOSSES`) against the teacher's labels; returns the last epoch's loss
+    and accuracy (the greedy degree is one the label ranks best)."""
+    loss_fn = LOSSES[loss]
     gi, glob, mask, target = data.tensors()
     n = len(target)
     for _ in range(epochs):
@@ -146,15 +207,13 @@ def fit(
         for start in range(0, n, minibatch_size):
             idx = perm[start : start + minibatch_size]
             logits = net.actor_logits(graphs, gi[idx], glob[idx], mask[idx])
-            logp = normalised_logits(logits)  # MaskedCategorical's, without its probabilities
-            loss = -(target[idx] * logp).sum(dim=-1).mean()
+            value = loss_fn(logits, target[idx])
             opt.zero_grad()
-            loss.backward()
+            value.backward()
             opt.step()
-            losses.append(loss.item() * len(idx))
+            losses.append(value.item() * len(idx))
             greedy = logits.argmax(dim=-1)
-            t = target[idx]
-            hits += int((t.gather(1, greedy[:, None]).squeeze(1) == t.max(dim=1).values).sum())
+            hits += int(best_degrees(target[idx], loss).gather(1, greedy[:, None]).sum())
     return {"imitation/loss": float(np.sum(losses) / n), "imitation/accuracy": hits / n}
 
 
@@ -218,8 +277,8 @@ def imitate(
             int(np.random.SeedSequence((IMITATION_SEED_NAMESPACE, seed), spawn_key=(it, k)).generate_state(1)[0])
             for k in range(im.episodes_per_iteration)
         ]
-        metrics = collect(net, cfg, model, features, dist, teacher, seeds, share, rng, data, im.temperature)
-        metrics.update(fit(net, opt, graphs, data, im.epochs, im.minibatch_size, gen))
+        metrics = collect(net, cfg, model, features, dist, teacher, seeds, share, rng, data, im.temperature, im.loss)
+        metrics.update(fit(net, opt, graphs, data, im.epochs, im.minibatch_size, gen, im.loss))
         val = validate(net)
         metrics.update(
             {
