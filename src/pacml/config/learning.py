@@ -195,7 +195,8 @@ class ImitationConfig:
     above (the teacher's choice and its best degrees). score_regression: its outputs, as minus
     each degree's blocked jobs, regress the teacher's scores (centred per state; greedy is then
     the lowest predicted score), so it sees how much worse each degree is, not only which is
-    best: the one student that learns something of a fixed-2 teacher (docs/agent.md)."""
+    best: the one student that learns something of a fixed-2 teacher (docs/agent.md); it reads
+    no ``temperature``."""
     teacher_base_policy: str = "best_fixed"
     """The teacher's base policy: as planning.base_policy (best_fixed, tuned, fixed-K, ...), or
     planning (whatever the evaluated rollout uses). best_fixed by default: a student imitates a
