@@ -120,11 +120,9 @@ def score_regression_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.T
     known = ~torch.isnan(target)
     k = known.float()
     count = k.sum(dim=1, keepdim=True)
-    predicted = torch.where(known, -logits, torch.zeros_like(logits))
-    score = torch.where(known, target, torch.zeros_like(target))
-    error = (predicted - (predicted * k).sum(dim=1, keepdim=True) / count) - (
-        score - (score * k).sum(dim=1, keepdim=True) / count
-    )
+    predicted = torch.where(known, -logits, torch.zeros_like(logits))  # 0 where unscored: the sums
+    score = torch.where(known, target, torch.zeros_like(target))  # below run over the scored degrees
+    error = (predicted - predicted.sum(dim=1, keepdim=True) / count) - (score - score.sum(dim=1, keepdim=True) / count)
     return ((error**2) * k).sum() / k.sum()
 
 
