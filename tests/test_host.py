@@ -105,8 +105,8 @@ def test_importing_the_agent_after_torch_pins_its_kernels_like_variables_set_at_
     variables at their first operation, so the numbers equal a process started with them
     set. The hash sees the kernels: ATen's scalar ones give other bits on every x86 CPU with
     AVX2, and on Intel's AVX-512 CPUs the unpinned ones do (the reason for the pin). On an AMD
-    EPYC with AVX-512 (2026-12-07) the unpinned numbers equalled the pinned ones: MKL takes
-    its AVX2 paths on AMD, and ATen's AVX-512 kernels gave these ops the same bits."""
+    EPYC with AVX-512 (2026-12-07) the unpinned numbers equalled the pinned ones: its matrix
+    product, LayerNorm, logsumexp and gradient gave the same bits under AVX2 and AVX-512."""
     pytest.importorskip("torch")
     at_start = _run(_KERNEL_HASH, {**CLEAN, **KERNEL_PINS})
     on_import = _run(_KERNEL_HASH, CLEAN, "agent")
