@@ -115,6 +115,6 @@ def test_importing_the_agent_after_torch_pins_its_kernels_like_variables_set_at_
     if cpu["cpu_vector_isa"] in ("avx2", "avx512f"):
         scalar = _run(_KERNEL_HASH, {**CLEAN, "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}, "agent")
         assert scalar != at_start
-    native = _run(_KERNEL_HASH, {**CLEAN, NATIVE_VARIABLE: "1"}, "agent")
-    if cpu["cpu_vector_isa"] == "avx512f" and cpu.get("cpu_vendor") == "GenuineIntel":
+    if cpu["cpu_vector_isa"] == "avx512f" and cpu["cpu_vendor"] == "GenuineIntel":
+        native = _run(_KERNEL_HASH, {**CLEAN, NATIVE_VARIABLE: "1"}, "agent")
         assert native != at_start
